@@ -1,0 +1,34 @@
+# Every Go module in the repository: the library at the root, and the modules
+# that may depend on Kubernetes (the demo, the end-to-end suite).
+MODULES := $(patsubst %/go.mod,%,$(shell find . -name go.mod -not -path './.tools/*' | sort))
+
+GO         ?= go
+STATICCHECK_VERSION := v0.8.2
+FUZZTIME   ?= 30s
+
+.PHONY: all test lint fuzz bench e2e demo tidy
+
+all: lint test
+
+## test: run every module's tests with the race detector (the fuzz seed corpora included).
+test:
+	@set -e; for m in $(MODULES); do \
+		echo "== go test -race $$m"; \
+		(cd $$m && $(GO) test -race -count=1 ./...); \
+	done
+
+## lint: go vet, gofmt and staticcheck on every module.
+lint:
+	@set -e; out=$$(gofmt -l $(MODULES)); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@set -e; for m in $(MODULES); do \
+		echo "== go vet $$m"; (cd $$m && $(GO) vet ./...); \
+		echo "== staticcheck $$m"; (cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); \
+	done
+
+## fuzz: fuzz the log's interleavings against the model for FUZZTIME.
+fuzz:
+	$(GO) test ./pkg/teebody -run '^$$' -fuzz '^FuzzTee$$' -fuzztime $(FUZZTIME)
+
+tidy:
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
