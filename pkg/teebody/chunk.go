@@ -1,0 +1,68 @@
+package teebody
+
+import "sync"
+
+// A chunk is one piece of the log: a byte slice that the filler appends to
+// and followers copy from. The bytes below len(buf) never change while the
+// chunk is in a log; the spare capacity above it belongs to the filler alone.
+type chunk struct {
+	buf     []byte // the bytes kept; cap(buf) is what the chunk holds in memory
+	at      int64  // offset in the body of buf[0]
+	charged int64  // bytes charged to the per-request limit and the budget; 0 for a streaming chunk
+	class   int    // index into chunkPools, or -1 for a chunk of an odd size that is not pooled
+}
+
+// The chunk sizes, smallest first. A body's first chunk is small so that a
+// short body holds little; later ones grow so that a large body is not cut
+// into too many pieces.
+var chunkSizes = [...]int{4 << 10, 16 << 10, 64 << 10}
+
+// chunkPools recycles chunks by size class; chunkPools[i] holds chunks of
+// capacity chunkSizes[i].
+var chunkPools [len(chunkSizes)]sync.Pool
+
+// sizeForChunk returns the capacity of a body's chunk number n (counting
+// from 0), when nothing else bounds it.
+func sizeForChunk(n int) int {
+	return chunkSizes[min(n, len(chunkSizes)-1)]
+}
+
+// getChunk returns an empty chunk of capacity size. Sizes of a class come
+// from its pool; any other size is allocated.
+func getChunk(size int) *chunk {
+	for i, s := range chunkSizes {
+		if s == size {
+			if c, ok := chunkPools[i].Get().(*chunk); ok {
+				return c
+			}
+			return &chunk{buf: make([]byte, 0, s), class: i}
+		}
+	}
+	return &chunk{buf: make([]byte, 0, size), class: -1}
+}
+
+// putChunk gives c back to its pool. The caller must own c: no log, filler or
+// follower may touch it afterwards.
+func putChunk(c *chunk) {
+	if c.class < 0 {
+		return
+	}
+	c.buf = c.buf[:0]
+	c.at, c.charged = 0, 0
+	chunkPools[c.class].Put(c)
+}
+
+// fitChunk returns the capacity for a chunk that may hold at most room bytes,
+// preferring want: want itself if it fits, else the largest class that fits,
+// else exactly room.
+func fitChunk(want int, room int64) int {
+	if int64(want) <= room {
+		return want
+	}
+	for i := len(chunkSizes) - 1; i >= 0; i-- {
+		if int64(chunkSizes[i]) <= room {
+			return chunkSizes[i]
+		}
+	}
+	return int(room)
+}

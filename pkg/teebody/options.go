@@ -1,0 +1,25 @@
+package teebody
+
+// DefaultLimit is the per-request limit of a Tee made without WithLimit:
+// 50 MiB.
+const DefaultLimit = 50 << 20
+
+// An Option configures a Tee made by New.
+type Option func(*Tee)
+
+// WithLimit sets the most a Tee keeps for replays, in bytes of chunk capacity
+// (a little more than the body bytes they hold, never more than the limit). A
+// body that grows past it goes on streaming to the newest follower, and its
+// replays fail with ReasonTooLarge. A limit of zero or less keeps nothing.
+func WithLimit(perRequestBytes int64) Option {
+	return func(t *Tee) { t.limit = perRequestBytes }
+}
+
+// WithBudget makes the Tee charge what it keeps to b, a budget shared with
+// other Tees, before it keeps it. When b cannot take a chunk, the body goes on
+// streaming to the newest follower, and its replays fail with ReasonNoBudget.
+// The Tee gives back all it took when it is closed, or earlier, as soon as it
+// drops bytes that no replay can need. A nil b means no shared budget.
+func WithBudget(b *Budget) Option {
+	return func(t *Tee) { t.budget = b }
+}

@@ -1,0 +1,258 @@
+package teebody
+
+import (
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/teebody/teebody/pkg/refcount"
+)
+
+// Tee makes one request body readable several times from its first byte, by
+// any number of followers, while a single filler goroutine reads the source.
+//
+// The owner (usually an http.RoundTripper) makes a Tee around the body with
+// New, hands out followers with NewReader — the first as Request.Body, the
+// next ones from Request.GetBody —, calls Seal once a response has arrived,
+// and calls Close when the request is over. See the package documentation for
+// the whole life cycle.
+//
+// The methods of Tee, and those of the followers it hands out, are safe to
+// call concurrently from multiple goroutines, in parallel with each other and
+// with Close.
+type Tee struct {
+	src    io.ReadCloser // read by the filler only; closed once, after Close
+	limit  int64         // most chunk capacity kept for replays; fixed by New
+	budget *Budget       // shared budget, or nil; fixed by New
+
+	// alive holds a reference for the owner (until Close), for the filler
+	// (while it runs) and for the goroutine closing the source (until
+	// src.Close returns). Its release closes done.
+	alive *refcount.Count
+	done  chan struct{}
+
+	// mu guards every field below, and the bytes of the log's chunks up to
+	// their length. Lock order: mu before the budget's internal lock.
+	mu   sync.Mutex
+	wake sync.Cond // on mu; broadcast when any of the fields below changes in a way a waiter cares about
+
+	log    []*chunk // the kept chunks, in order; all but the last are full
+	start  int64    // offset of the first byte still kept (log[0].at, or end when the log is empty)
+	end    int64    // bytes read from the source so far
+	srcErr error    // the source's terminal result (io.EOF or its error), once the filler saw it
+
+	charged int64  // chunk capacity charged to the limit and the budget, the filler's chunk included
+	nChunks int    // chunks the filler has taken so far, to grow their size
+	filling *chunk // chunk the filler is reading into outside mu, or nil; owned by the filler
+
+	// replayErr is nil while every byte read is kept, so that a new follower
+	// can start from offset 0. Once set (overflow or Seal) it never changes
+	// back; bytes behind the newest follower are dropped from then on.
+	replayErr *NotReplayableError
+
+	newest    *follower // the follower handed out last, or nil
+	handedOut int       // followers handed out so far
+	fillerOn  bool      // the filler has been started
+	sealed    bool      // Seal was called
+	over      bool      // Close was called: the request is over
+}
+
+// New returns a Tee that reads src in the background, once a follower first
+// asks for data, and keeps what it reads for replays within the limit (50 MiB
+// unless WithLimit says otherwise) and the budget given by WithBudget.
+//
+// The Tee owns src from now on: it is read only by the Tee's filler goroutine
+// and closed exactly once, after Close. The caller must call Close when the
+// request is over.
+func New(src io.ReadCloser, opts ...Option) *Tee {
+	t := &Tee{src: src, limit: DefaultLimit, done: make(chan struct{})}
+	for _, o := range opts {
+		o(t)
+	}
+	t.wake.L = &t.mu
+	t.alive = refcount.New(func() { close(t.done) })
+	return t
+}
+
+// NewReader returns a follower: a reader of the body from its first byte,
+// which reads what the filler keeps and never touches the source itself. It
+// has the signature of http.Request.GetBody.
+//
+// The first call succeeds unless the Tee is closed. A later call fails with a
+// *NotReplayableError (errors.Is(err, ErrNotReplayable)) once a replay is
+// impossible: the body outgrew the limit or the budget, Seal was called, or
+// the Tee is closed. A follower that is never read holds nothing, and one
+// that is abandoned without Close holds nothing beyond the Tee's Close.
+func (t *Tee) NewReader() (io.ReadCloser, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.over:
+		return nil, errOver
+	case t.handedOut == 0:
+	case t.replayErr != nil:
+		return nil, t.replayErr
+	}
+	f := &follower{t: t}
+	t.newest = f
+	t.handedOut++
+	return f, nil
+}
+
+// Seal tells the Tee that a response has arrived, so no replay can happen any
+// more: NewReader fails from now on with ReasonStreamedPast (unless the body
+// was already refused for another reason), and every byte behind the newest
+// follower is dropped at once, and from then on as soon as it has read it.
+// The newest follower keeps streaming the rest of the body.
+//
+// Seal never blocks on the source. Calling it more than once, or after Close,
+// does nothing.
+func (t *Tee) Seal() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.over || t.sealed {
+		return
+	}
+	t.sealed = true
+	if t.replayErr == nil {
+		t.replayErr = errStreamedPast
+	}
+	t.trimLocked()
+	t.wake.Broadcast()
+}
+
+// Close ends the request. From its return on, the source is never read again
+// (a source Read already in progress may complete, and its bytes are
+// dropped), every follower's Read fails with ErrClosed, NewReader fails with
+// ReasonClosed, and the kept chunks and all the budget the Tee held are given
+// back.
+//
+// Close never blocks on the source: it closes the source on a goroutine of
+// its own (DESIGN.md fact 7: an HTTP/1 server body's Close waits for a
+// pending Read, and discards the rest of the body from the client) unless the
+// source has already returned io.EOF, in which case it closes it inline. The
+// error of the source's Close is not reported. Done is closed once the source
+// is closed and the filler has exited.
+//
+// Close returns nil, or an error if it was already called.
+func (t *Tee) Close() error {
+	t.mu.Lock()
+	if t.over {
+		t.mu.Unlock()
+		return errTeeClosedTwice
+	}
+	t.over = true
+	t.newest = nil
+	t.dropAllLocked()
+	t.wake.Broadcast()
+	closeInline := t.srcErr == io.EOF
+	t.mu.Unlock()
+
+	if closeInline {
+		t.src.Close()
+	} else {
+		t.alive.Acquire() // cannot fail: the owner's reference is still held
+		go t.closeSource()
+	}
+	t.alive.Release() // the owner's reference
+	return nil
+}
+
+// closeSource closes the source and gives back its reference.
+func (t *Tee) closeSource() {
+	defer t.alive.Release()
+	t.src.Close()
+}
+
+// Done returns a channel that is closed once the Tee is closed, the source
+// closed and the filler goroutine exited: once nothing the Tee started is
+// left. It stays open as long as the source blocks a Read or a Close.
+func (t *Tee) Done() <-chan struct{} {
+	return t.done
+}
+
+// ReplayErr returns nil while every byte read so far is kept, so that
+// NewReader can still hand out a replay; otherwise the *NotReplayableError
+// that says why not (ReasonClosed once the Tee is closed, unless an earlier
+// reason applies).
+func (t *Tee) ReplayErr() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.replayErr != nil:
+		return t.replayErr
+	case t.over:
+		return errOver
+	}
+	return nil
+}
+
+// chunkAtLocked returns the kept chunk that holds offset off, which must be
+// in [t.start, t.end).
+func (t *Tee) chunkAtLocked(off int64) *chunk {
+	i := sort.Search(len(t.log), func(i int) bool { return t.log[i].at > off })
+	return t.log[i-1]
+}
+
+// trimLocked drops, once replays are refused, the chunks that hold only bytes
+// the newest follower has already read, and gives back their budget. The
+// chunk the filler is reading into stays: it is dropped by a later trim.
+func (t *Tee) trimLocked() {
+	if t.replayErr == nil {
+		return
+	}
+	keepFrom := t.end
+	if t.newest != nil {
+		keepFrom = t.newest.off
+	}
+	n := 0
+	for _, c := range t.log {
+		if c == t.filling || c.at+int64(len(c.buf)) > keepFrom {
+			break
+		}
+		t.refundLocked(c)
+		putChunk(c)
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	rest := copy(t.log, t.log[n:])
+	clear(t.log[rest:])
+	t.log = t.log[:rest]
+	if rest > 0 {
+		t.start = t.log[0].at
+	} else {
+		t.start = t.end
+	}
+}
+
+// dropAllLocked drops every kept chunk and gives back all the budget, at the
+// end of the request. The chunk the filler is reading into is not pooled
+// here: the filler pools it when its Read returns.
+func (t *Tee) dropAllLocked() {
+	for _, c := range t.log {
+		if c != t.filling {
+			putChunk(c)
+		}
+	}
+	clear(t.log)
+	t.log = nil
+	t.start = t.end
+	if t.budget != nil && t.charged > 0 {
+		t.budget.release(t.charged)
+	}
+	t.charged = 0
+}
+
+// refundLocked gives back what c was charged.
+func (t *Tee) refundLocked(c *chunk) {
+	if c.charged == 0 {
+		return
+	}
+	if t.budget != nil {
+		t.budget.release(c.charged)
+	}
+	t.charged -= c.charged
+	c.charged = 0
+}
