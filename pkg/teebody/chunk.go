@@ -66,3 +66,13 @@ func fitChunk(want int, room int64) int {
 	}
 	return int(room)
 }
+
+// smallerChunk returns the largest class below size, or 0 if there is none.
+func smallerChunk(size int) int {
+	for i := len(chunkSizes) - 1; i >= 0; i-- {
+		if chunkSizes[i] < size {
+			return chunkSizes[i]
+		}
+	}
+	return 0
+}

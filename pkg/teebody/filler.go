@@ -99,8 +99,15 @@ func (t *Tee) nextChunkLocked() (c *chunk, isNew bool, refusal *NotReplayableErr
 		return getChunk(size), true, errTooLarge
 	}
 	size = fitChunk(size, room)
-	if t.budget != nil && !t.budget.tryAcquire(int64(size)) {
-		return getChunk(size), true, errNoBudget
+	if t.budget != nil {
+		// Settle for a smaller chunk rather than give up the replay.
+		want := size
+		for size > 0 && !t.budget.tryAcquire(int64(size)) {
+			size = smallerChunk(size)
+		}
+		if size == 0 {
+			return getChunk(want), true, errNoBudget
+		}
 	}
 	c = getChunk(size)
 	c.charged = int64(size)
