@@ -124,7 +124,7 @@ func BenchmarkLoad(b *testing.B) {
 				b.ResetTimer()
 				ls := s.load(ctxFor(b), b.N, loadConc, loadSize)
 				b.StopTimer()
-				checkLoad(b, s, ls)
+				checkLoad(b, s, ls, loadConc)
 				b.ReportMetric(float64(ls.peakHeld)/mib, "peak-held-MiB")
 				if ls.bound > 0 {
 					b.ReportMetric(float64(ls.bound)/mib, "bound-MiB")
@@ -140,14 +140,14 @@ func BenchmarkLoad(b *testing.B) {
 // checkLoad fails tb when a load run broke an invariant that does not
 // depend on timing: corrupt or failed uploads, bytes held above the bound,
 // bytes held not back to 0.
-func checkLoad(tb testing.TB, s *stack, ls loadStats) {
+func checkLoad(tb testing.TB, s *stack, ls loadStats, conc int) {
 	tb.Helper()
 	if ls.corrupt > 0 || ls.failed > 0 {
 		tb.Errorf("%d corrupt, %d failed of %d uploads: %v", ls.corrupt, ls.failed, ls.ops, ls.sampleErr)
 	}
 	if ls.bound > 0 && ls.peakHeld > ls.bound {
 		tb.Errorf("peak bytes held %d, above the bound %d (budget %d + %d × %d)",
-			ls.peakHeld, ls.bound, s.ut.total, loadConc, maxChunk)
+			ls.peakHeld, ls.bound, s.ut.total, conc, maxChunk)
 	}
 	if ls.undrained {
 		tb.Errorf("bytes held still %d %v after the last response was closed", s.held(), drainTimeout)

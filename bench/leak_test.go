@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"testing"
+)
+
+// The tests run the benchmarks' code at a small size: every upload must
+// arrive intact, and every stack must leave no goroutine behind (withStack
+// checks, TestMain checks again). They assert nothing about time.
+
+func TestProxyUploadsArriveIntact(t *testing.T) {
+	for _, kind := range kinds {
+		for _, h2 := range []bool{false, true} {
+			for _, size := range []int{0, 1 * kib, 100*kib + 3, 1 * mib} {
+				name := fmt.Sprintf("transport=%s/h2front=%t/size=%s", kind, h2, sizeName(size))
+				t.Run(name, func(t *testing.T) {
+					withStack(t, stackConfig{kind: kind, frontH2: h2}, func(s *stack) {
+						st := s.run(t.Context(), 4, 2, size, nil)
+						if st.ok != st.ops {
+							t.Fatalf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
+						}
+						if size > 0 && len(st.firsts) > 0 && st.firsts[0] > st.lasts[len(st.lasts)-1] {
+							t.Errorf("first byte after the last: %v > %v", st.firsts[0], st.lasts[len(st.lasts)-1])
+						}
+					})
+				})
+			}
+		}
+	}
+}
+
+func TestSlowUploadArrivesIntact(t *testing.T) {
+	const size = 256 * kib
+	for _, kind := range kinds {
+		t.Run("transport="+kind, func(t *testing.T) {
+			withStack(t, stackConfig{kind: kind}, func(s *stack) {
+				body := func() io.Reader {
+					return &pacedReader{data: payload()[:size], rate: 8 * mib, piece: 8 * kib}
+				}
+				st := s.run(t.Context(), 2, 1, size, body)
+				if st.ok != st.ops {
+					t.Fatalf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
+				}
+				for i := range st.firsts {
+					if st.firsts[i] > st.lasts[i] {
+						t.Errorf("upload %d: first byte at %v, after the last at %v", i, st.firsts[i], st.lasts[i])
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestLoadStaysBoundedAndDrains: concurrent uploads through a budget far
+// smaller than what they carry. Bytes held must stay under the budget plus
+// one chunk per upload and come back to 0 once the responses are closed.
+func TestLoadStaysBoundedAndDrains(t *testing.T) {
+	const (
+		conc = 8
+		size = 256 * kib
+	)
+	for _, kind := range kinds {
+		t.Run("transport="+kind, func(t *testing.T) {
+			cfg := stackConfig{kind: kind, totalBytes: 512 * kib, perRequest: 256 * kib}
+			withStack(t, cfg, func(s *stack) {
+				ls := s.load(t.Context(), 2, conc, size)
+				checkLoad(t, s, ls, conc)
+				switch kind {
+				case kindPlain:
+					if ls.peakHeld != 0 {
+						t.Errorf("plain held %d bytes", ls.peakHeld)
+					}
+				case kindReadAll:
+					if ls.peakHeld < size {
+						t.Errorf("read-everything-first held at most %d bytes of a %d-byte body", ls.peakHeld, size)
+					}
+				case kindTeebody:
+					if ls.peakHeld == 0 {
+						t.Errorf("teebody held nothing: the budget was never used")
+					}
+				}
+				if ls.retryLater > 0 {
+					t.Errorf("%d uploads answered 429 without any GOAWAY: %v", ls.retryLater, ls.sampleErr)
+				}
+			})
+		})
+	}
+}
+
+// TestGoawayIsReplayed: the upstream sends a GOAWAY after a fifth of its
+// responses. The transports that can replay must lose no upload; plain may
+// (that is the bug), and its failures are only logged.
+func TestGoawayIsReplayed(t *testing.T) {
+	const size = 4 * kib
+	for _, kind := range kinds {
+		t.Run("transport="+kind, func(t *testing.T) {
+			withStack(t, stackConfig{kind: kind, goawayChance: 0.2}, func(s *stack) {
+				st := s.run(t.Context(), 120, 8, size, nil)
+				if st.corrupt > 0 {
+					t.Fatalf("%d corrupt uploads: %v", st.corrupt, st.sampleErr)
+				}
+				if s.up.goaways.Load() == 0 {
+					t.Fatalf("the upstream sent no GOAWAY in %d requests", s.up.requests.Load())
+				}
+				t.Logf("%d GOAWAYs, %d ok, %d failed, %d retry-later; proxy errors %v",
+					s.up.goaways.Load(), st.ok, st.failed, st.retryLater, s.errors())
+				if kind != kindPlain && st.ok != st.ops {
+					t.Errorf("%d failed and %d 429 of %d uploads: %v", st.failed, st.retryLater, st.ops, st.sampleErr)
+				}
+			})
+		})
+	}
+}
+
+// errRecorder is a testing.TB whose Errorf only records.
+type errRecorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *errRecorder) Helper() {}
+
+func (r *errRecorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// TestLeakCheckCatchesALeak: the check every stack ends with must fail on a
+// goroutine left behind, and pass once it is gone.
+func TestLeakCheckCatchesALeak(t *testing.T) {
+	lc := startLeakCheck()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		<-stop
+	}()
+	rec := &errRecorder{TB: t}
+	lc.verify(rec)
+	close(stop)
+	<-done
+	if len(rec.errs) == 0 {
+		t.Fatal("a blocked goroutine went unnoticed")
+	}
+	rec.errs = nil
+	lc.verify(rec)
+	if len(rec.errs) != 0 {
+		t.Errorf("no goroutine left, yet: %v", rec.errs)
+	}
+}
