@@ -1,0 +1,80 @@
+package teebody
+
+import (
+	"fmt"
+	"io"
+	"testing"
+)
+
+var benchSizes = []int{1 << 10, 64 << 10, 1 << 20, 16 << 20}
+
+// BenchmarkFollower measures a body read once through a Tee (New, one
+// follower read to the end, Close, Done), beside a plain io.Copy of the same
+// source: the cost of keeping the body replayable.
+func BenchmarkFollower(b *testing.B) {
+	for _, size := range benchSizes {
+		data := randomBytes(size, 13)
+		name := fmt.Sprintf("size=%s", sizeName(size))
+		b.Run(name+"/io.Copy", func(b *testing.B) {
+			src := &rewindable{}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				src.Reset(data)
+				if _, err := io.Copy(io.Discard, readerOnly{src}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/teebody", func(b *testing.B) {
+			src := &rewindable{}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				src.Reset(data)
+				tee := New(src)
+				r, _ := tee.NewReader()
+				if _, err := io.Copy(io.Discard, r); err != nil {
+					b.Fatal(err)
+				}
+				tee.Close()
+				<-tee.Done()
+			}
+		})
+		b.Run(name+"/teebody-replay", func(b *testing.B) {
+			// The first follower and one replay, as after a GOAWAY.
+			src := &rewindable{}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				src.Reset(data)
+				tee := New(src)
+				for range 2 {
+					r, err := tee.NewReader()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := io.Copy(io.Discard, r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				tee.Close()
+				<-tee.Done()
+			}
+		})
+	}
+}
+
+// readerOnly hides every method but Read, so that io.Copy reads the source
+// through a buffer as it reads a follower, instead of calling WriteTo.
+type readerOnly struct{ io.Reader }
+
+func sizeName(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}

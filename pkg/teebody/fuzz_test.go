@@ -1,0 +1,280 @@
+package teebody
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+	"testing/synctest"
+)
+
+// errFuzzSource is the error a fuzzed source may end with.
+var errFuzzSource = errors.New("fuzz source failed")
+
+// bodyByte is the byte at offset i of every fuzzed body: a pattern that
+// repeats only every 64 KiB, so that a byte delivered at the wrong offset
+// shows.
+func bodyByte(i int) byte { return byte(i*7 + i>>8) }
+
+// fuzzFollower is the model of one follower: what it has read so far, and
+// the Read running on it, if any.
+type fuzzFollower struct {
+	r       io.ReadCloser
+	got     []byte
+	closed  bool
+	done    bool // it returned a terminal result
+	pending chan readResult
+}
+
+type readResult struct {
+	b   []byte
+	err error
+}
+
+// FuzzTee drives a Tee through a random sequence of operations — source
+// pieces and its end, reads of random sizes, new followers, follower and
+// owner closes, Seal — under tiny limits and budgets, and checks every
+// follower against a plain model of the body (DESIGN.md section 4).
+func FuzzTee(f *testing.F) {
+	for _, seed := range [][]byte{
+		{0, 0},
+		{3, 0, 0, 200, 4, 0, 50, 0, 90, 1, 4, 0, 255, 3, 4, 1, 255, 4, 0, 255},
+		{4, 2, 0, 255, 0, 255, 0, 255, 3, 4, 0, 255, 4, 1, 10, 6, 4, 0, 255, 4, 0, 255, 1, 4, 0, 255},
+		{1, 1, 0, 40, 3, 4, 1, 30, 4, 0, 30, 0, 40, 4, 0, 200, 4, 1, 200, 2, 4, 0, 200, 4, 1, 200},
+		{5, 3, 0, 255, 0, 255, 4, 0, 255, 6, 3, 4, 0, 255, 0, 255, 4, 0, 255, 7, 4, 0, 255, 3},
+		{2, 4, 0, 100, 3, 5, 0, 4, 1, 100, 0, 100, 1, 4, 1, 255, 4, 1, 255},
+		{6, 0, 0, 255, 0, 255, 0, 255, 0, 255, 4, 0, 9, 3, 4, 1, 255, 2, 4, 0, 255, 4, 1, 255},
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, script []byte) {
+		if len(script) < 2 {
+			return
+		}
+		synctest.Test(t, func(t *testing.T) { runFuzzScript(t, script) })
+	})
+}
+
+func runFuzzScript(t *testing.T, script []byte) {
+	limits := []int64{0, 1, 100, 4096, 5000, 20000, 1 << 20}
+	totals := []int64{-1, 0, 3000, 8192, 30000} // -1: no budget
+	limit := limits[int(script[0])%len(limits)]
+	var budget *Budget
+	opts := []Option{WithLimit(limit)}
+	if total := totals[int(script[1])%len(totals)]; total >= 0 {
+		budget = NewBudget(total)
+		opts = append(opts, WithBudget(budget))
+	}
+	script = script[2:]
+	next := func() int {
+		if len(script) == 0 {
+			return 0
+		}
+		b := script[0]
+		script = script[1:]
+		return int(b)
+	}
+
+	src := newScriptedSource()
+	tee := New(src, opts...)
+	var (
+		fed          int   // bytes fed to the source
+		ended        error // how the source ended, once it did
+		sealed, over bool
+		followers    []*fuzzFollower
+		check        = func(format string, args ...any) { t.Helper(); t.Errorf(format, args...) }
+	)
+
+	// collect takes the results of the Reads that have returned and checks
+	// each against the model.
+	collect := func() {
+		for i, f := range followers {
+			if f.pending == nil {
+				continue
+			}
+			select {
+			case res := <-f.pending:
+				f.pending = nil
+				if want := fed; len(f.got)+len(res.b) > want {
+					check("follower %d read past the bytes fed: %d > %d", i, len(f.got)+len(res.b), want)
+				}
+				for j, b := range res.b {
+					if b != bodyByte(len(f.got)+j) {
+						check("follower %d: byte at offset %d is %d, want %d", i, len(f.got)+j, b, bodyByte(len(f.got)+j))
+						break
+					}
+				}
+				f.got = append(f.got, res.b...)
+				switch err := res.err; {
+				case err == nil:
+				case errors.Is(err, ErrClosed):
+					if !f.closed && !over {
+						check("follower %d: ErrClosed while neither it nor the Tee is closed", i)
+					}
+					f.done = true
+				case errors.Is(err, ErrNotReplayable):
+					var nre *NotReplayableError
+					errors.As(err, &nre)
+					if nre.Reason == ReasonTooLarge && int64(fed) <= limit {
+						check("follower %d: too large with %d bytes fed under a limit of %d", i, fed, limit)
+					}
+					if nre.Reason == ReasonStreamedPast && !sealed {
+						check("follower %d: streamed past, but the Tee was never sealed", i)
+					}
+					f.done = true
+				case err == ended:
+					if len(f.got) != fed {
+						check("follower %d: source's end %v after %d of %d bytes", i, err, len(f.got), fed)
+					}
+					f.done = true
+				default:
+					check("follower %d: unexpected error %v", i, err)
+					f.done = true
+				}
+			default:
+			}
+		}
+	}
+
+	for steps := 0; len(script) > 0 && steps < 200; steps++ {
+		switch op := next() % 8; op {
+		case 0: // feed the source
+			if ended != nil {
+				break
+			}
+			n := next()*next()%5000 + 1
+			piece := make([]byte, n)
+			for j := range piece {
+				piece[j] = bodyByte(fed + j)
+			}
+			fed += n
+			src.feed(piece)
+		case 1, 2: // end the source
+			if ended != nil {
+				break
+			}
+			ended = io.EOF
+			if op == 2 {
+				ended = errFuzzSource
+			}
+			src.end(ended)
+		case 3: // a new follower
+			r, err := tee.NewReader()
+			if err != nil {
+				var nre *NotReplayableError
+				if !errors.As(err, &nre) {
+					check("NewReader: %v is not a NotReplayableError", err)
+					break
+				}
+				switch {
+				case nre.Reason == ReasonClosed && !over:
+					check("NewReader: closed, but the Tee is not")
+				case nre.Reason == ReasonStreamedPast && !sealed:
+					check("NewReader: streamed past, but the Tee was never sealed")
+				case nre.Reason == ReasonTooLarge && int64(fed) <= limit:
+					check("NewReader: too large with %d bytes fed under a limit of %d", fed, limit)
+				case len(followers) == 0 && !over:
+					check("the first NewReader failed: %v", err)
+				case !over && !sealed && budget == nil && int64(fed) <= limit:
+					check("NewReader refused (%v) a body that fits", err)
+				}
+				break
+			}
+			followers = append(followers, &fuzzFollower{r: r})
+		case 4: // a read of a random size
+			if len(followers) == 0 {
+				break
+			}
+			f := followers[next()%len(followers)]
+			size := next()*next()%9000 + 1
+			if f.pending != nil {
+				break
+			}
+			ch := make(chan readResult, 1)
+			f.pending = ch
+			go func() {
+				buf := make([]byte, size)
+				n, err := f.r.Read(buf)
+				ch <- readResult{buf[:n], err}
+			}()
+		case 5: // a follower closes
+			if len(followers) == 0 {
+				break
+			}
+			f := followers[next()%len(followers)]
+			f.closed = true
+			f.r.Close()
+		case 6:
+			if !over {
+				sealed = true
+			}
+			tee.Seal()
+		case 7:
+			err := tee.Close()
+			if over && err == nil || !over && err != nil {
+				check("Close (already closed: %v) returned %v", over, err)
+			}
+			over = true
+			if budget != nil && budget.InUse() != 0 {
+				check("budget in use right after Close = %d", budget.InUse())
+			}
+		}
+		synctest.Wait()
+		collect()
+		checkBounds(t, tee, limit, budget)
+	}
+
+	if !over {
+		tee.Close()
+		over = true
+	}
+	synctest.Wait()
+	collect()
+	for i, f := range followers {
+		if f.pending != nil {
+			check("follower %d: a Read still blocked after Close", i)
+		}
+	}
+	<-tee.Done()
+	if budget != nil && budget.InUse() != 0 {
+		check("budget in use at the end = %d", budget.InUse())
+	}
+	if _, after, closes := src.stats(); after != 0 || closes != 1 {
+		check("source: %d Reads after Close, %d Closes", after, closes)
+	}
+	// A follower that read the whole body, with a source that ended, proves
+	// nothing was lost in the middle.
+	for i, f := range followers {
+		if len(f.got) > fed || !bytes.Equal(f.got, bodyPrefix(len(f.got))) {
+			check("follower %d: bytes differ from the body's first %d", i, len(f.got))
+		}
+	}
+}
+
+// bodyPrefix returns the first n bytes of a fuzzed body.
+func bodyPrefix(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = bodyByte(i)
+	}
+	return b
+}
+
+// checkBounds checks invariant 3: what a Tee holds stays within its limit
+// and the budget, and once it only streams, at most one chunk lies ahead of
+// the newest follower.
+func checkBounds(t *testing.T, tee *Tee, limit int64, budget *Budget) {
+	t.Helper()
+	tee.mu.Lock()
+	charged, replayable := tee.charged, tee.replayErr == nil
+	tee.mu.Unlock()
+	if charged > max(limit, 0) {
+		t.Errorf("charged %d bytes, over the limit of %d", charged, limit)
+	}
+	if budget != nil && budget.InUse() > budget.Total() {
+		t.Errorf("budget in use %d over its total %d", budget.InUse(), budget.Total())
+	}
+	if _, ahead := heldAhead(tee); !replayable && ahead > int64(chunkSizes[len(chunkSizes)-1]) {
+		t.Errorf("streaming, yet %d bytes are held ahead of the newest follower", ahead)
+	}
+}

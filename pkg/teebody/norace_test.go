@@ -1,0 +1,5 @@
+//go:build !race
+
+package teebody
+
+const raceEnabled = false
