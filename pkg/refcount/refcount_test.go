@@ -1,0 +1,99 @@
+package refcount
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestReleaseRunsOnceAtZero(t *testing.T) {
+	var calls int
+	c := New(func() { calls++ })
+	if !c.Acquire() || !c.Acquire() {
+		t.Fatal("Acquire on a live count reported false")
+	}
+	c.Release()
+	c.Release()
+	if calls != 0 || c.Released() {
+		t.Fatalf("released with references left (calls %d)", calls)
+	}
+	c.Release()
+	if calls != 1 || !c.Released() {
+		t.Fatalf("release ran %d times at zero, want 1", calls)
+	}
+}
+
+func TestAcquireAfterReleaseReportsFalse(t *testing.T) {
+	c := New(func() {})
+	c.Release()
+	if c.Acquire() {
+		t.Fatal("Acquire after release reported true")
+	}
+	if !c.Released() {
+		t.Fatal("a failed Acquire revived the count")
+	}
+}
+
+func TestOverReleasePanics(t *testing.T) {
+	for name, over := range map[string]func(c *Count){
+		"after release":        func(c *Count) { c.Release(); c.Release() },
+		"after failed Acquire": func(c *Count) { c.Release(); c.Acquire(); c.Release() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.HasPrefix(msg, "refcount: ") {
+					t.Fatalf("panic %q, want a refcount:-prefixed message", msg)
+				}
+			}()
+			over(New(func() {}))
+		})
+	}
+}
+
+func TestNewNilReleasePanics(t *testing.T) {
+	defer func() {
+		if msg, _ := recover().(string); !strings.HasPrefix(msg, "refcount: ") {
+			t.Fatalf("panic %q, want a refcount:-prefixed message", msg)
+		}
+	}()
+	New(nil)
+}
+
+// Many goroutines acquiring and releasing while the owner lets go: the
+// release runs exactly once, after every Release of a successful Acquire.
+func TestConcurrentAcquireRelease(t *testing.T) {
+	for range 200 {
+		var calls, live atomic.Int64
+		c := New(func() {
+			calls.Add(1)
+			if n := live.Load(); n != 0 {
+				t.Errorf("release ran with %d holders still inside", n)
+			}
+		})
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 50 {
+					if c.Acquire() {
+						live.Add(1)
+						live.Add(-1)
+						c.Release()
+					}
+				}
+			})
+		}
+		c.Release()
+		wg.Wait()
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("release ran %d times, want 1", n)
+		}
+	}
+}

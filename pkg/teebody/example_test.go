@@ -1,0 +1,84 @@
+package teebody_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/teebody/teebody/pkg/teebody"
+)
+
+// A body read once, then replayed from its first byte.
+func Example() {
+	tee := teebody.New(io.NopCloser(strings.NewReader("kind: ConfigMap")))
+	defer tee.Close() // the request is over: source closed, memory back
+
+	first, _ := tee.NewReader()
+	b, _ := io.ReadAll(first)
+	fmt.Printf("sent:     %s\n", b)
+
+	replay, _ := tee.NewReader() // what GetBody returns after a GOAWAY
+	b, _ = io.ReadAll(replay)
+	fmt.Printf("replayed: %s\n", b)
+	// Output:
+	// sent:     kind: ConfigMap
+	// replayed: kind: ConfigMap
+}
+
+// The owner of an outgoing request hands the first follower out as its Body
+// and lets the transport ask for more through GetBody; once the response is
+// in, Seal; once the response body is closed, Close.
+func ExampleTee_NewReader() {
+	src := io.NopCloser(strings.NewReader(`{"data":{"k":"v"}}`))
+	tee := teebody.New(src, teebody.WithLimit(1<<20))
+
+	req, _ := http.NewRequest(http.MethodPost, "https://127.0.0.1/api/v1/namespaces/default/configmaps", nil)
+	req.Body, _ = tee.NewReader()
+	req.GetBody = tee.NewReader
+
+	// The transport sends the body, is refused with a GOAWAY, and replays.
+	io.Copy(io.Discard, req.Body)
+	again, err := req.GetBody()
+	if err != nil {
+		fmt.Println("cannot replay:", err)
+		return
+	}
+	b, _ := io.ReadAll(again)
+	fmt.Printf("replay: %s\n", b)
+
+	tee.Seal() // the response arrived: no more replays
+	_, err = req.GetBody()
+	fmt.Println(errors.Is(err, teebody.ErrNotReplayable), err)
+	tee.Close()
+	<-tee.Done()
+	// Output:
+	// replay: {"data":{"k":"v"}}
+	// true teebody: body is not replayable: already streamed past its start
+}
+
+// A shared budget bounds what all bodies keep. A body it cannot hold still
+// streams through whole; only its replay is refused, with the reason.
+func ExampleNewBudget() {
+	budget := teebody.NewBudget(4 << 10) // 4 KiB for all bodies together
+	big := strings.Repeat("x", 64<<10)
+	tee := teebody.New(io.NopCloser(strings.NewReader(big)), teebody.WithBudget(budget))
+
+	first, _ := tee.NewReader()
+	n, _ := io.Copy(io.Discard, first)
+	fmt.Println("streamed", n, "bytes")
+
+	_, err := tee.NewReader()
+	var nre *teebody.NotReplayableError
+	if errors.As(err, &nre) {
+		fmt.Println("replay refused:", nre.Reason)
+	}
+	tee.Close()
+	<-tee.Done()
+	fmt.Println("bytes held:", budget.InUse())
+	// Output:
+	// streamed 65536 bytes
+	// replay refused: no_budget
+	// bytes held: 0
+}
