@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"testing"
-	"time"
 )
 
 // The benchmark parameters. run.sh and docs/BENCHMARKS.md quote them.
@@ -55,8 +54,8 @@ func warmUp(b *testing.B, s *stack, size int) {
 }
 
 func reportLatency(b *testing.B, st runStats) {
-	b.ReportMetric(ms(quantile(st.latencies, 0.50)), "p50-ms")
-	b.ReportMetric(ms(quantile(st.latencies, 0.99)), "p99-ms")
+	b.ReportMetric(quantile(st.latencies, 0.50).Seconds(), "p50-s")
+	b.ReportMetric(quantile(st.latencies, 0.99).Seconds(), "p99-s")
 }
 
 // BenchmarkProxy sends bodies one at a time through the proxy: ns/op is the
@@ -83,8 +82,8 @@ func BenchmarkProxy(b *testing.B) {
 }
 
 // BenchmarkSlowClient uploads slowSize bytes at slowRate: the client, not
-// the network, sets the pace. first-byte-ms is when the upstream read the
-// first byte, last-byte-ms the last, both from the start of the upload.
+// the network, sets the pace. first-byte-s is when the upstream read the
+// first byte, last-byte-s the last, both from the start of the upload.
 func BenchmarkSlowClient(b *testing.B) {
 	for _, kind := range kinds {
 		b.Run(fmt.Sprintf("size=%s/transport=%s", sizeName(slowSize), kind), func(b *testing.B) {
@@ -100,8 +99,8 @@ func BenchmarkSlowClient(b *testing.B) {
 				if st.ok != st.ops {
 					b.Errorf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
 				}
-				b.ReportMetric(ms(quantile(st.firsts, 0.5)), "first-byte-ms")
-				b.ReportMetric(ms(quantile(st.lasts, 0.5)), "last-byte-ms")
+				b.ReportMetric(quantile(st.firsts, 0.5).Seconds(), "first-byte-s")
+				b.ReportMetric(quantile(st.lasts, 0.5).Seconds(), "last-byte-s")
 			})
 		})
 	}
@@ -111,7 +110,7 @@ func BenchmarkSlowClient(b *testing.B) {
 // wave. peak-held-MiB is the peak of request-body bytes the transport held
 // (for teebody, Budget.Peak), bound-MiB what the design allows (the budget
 // plus one chunk per request in flight), heap-added-MiB the peak of the Go
-// heap over its level before the run, drain-us the worst time from a wave's
+// heap over its level before the run, drain-s the worst time from a wave's
 // last response close until bytes held was back to 0.
 func BenchmarkLoad(b *testing.B) {
 	for _, kind := range kinds {
@@ -130,7 +129,7 @@ func BenchmarkLoad(b *testing.B) {
 					b.ReportMetric(float64(ls.bound)/mib, "bound-MiB")
 				}
 				b.ReportMetric(float64(ls.heapAdded)/mib, "heap-added-MiB")
-				b.ReportMetric(float64(ls.drain)/float64(time.Microsecond), "drain-us")
+				b.ReportMetric(ls.drain.Seconds(), "drain-s")
 				b.ReportMetric(pct(ls.retryLater, ls.ops), "retry-later-%")
 			})
 		})

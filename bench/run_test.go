@@ -79,8 +79,6 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 func pct(n, of int) float64 {
 	if of == 0 {
 		return 0
