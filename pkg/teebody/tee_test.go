@@ -254,6 +254,30 @@ func TestNothingAfterTheEnd(t *testing.T) {
 		if reads != 1 || after != 0 {
 			t.Errorf("source saw %d Reads (%d after Close), want exactly the one in progress", reads, after)
 		}
+		if held, _ := heldAhead(tee); held != 0 {
+			t.Errorf("%d bytes kept after the end", held)
+		}
+	})
+}
+
+// Invariant 5 while streaming: a filler that waits for the newest follower
+// to catch up does not read the source again once the Tee is closed.
+func TestNoSourceReadAfterCloseWhileStreaming(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		tee := New(src, WithLimit(0))
+		r := mustReader(t, tee)
+		src.feed(randomBytes(10<<10, 14))
+		if _, err := r.Read(make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the filler waits for r to read the rest of its chunk
+		reads, _, _ := src.stats()
+		tee.Close()
+		<-tee.Done()
+		if now, after, _ := src.stats(); now != reads || after != 0 {
+			t.Errorf("source Reads: %d before Close, %d after it (%d started after Close)", reads, now, after)
+		}
 	})
 }
 
