@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"testing"
+	"time"
 )
 
 // The benchmark parameters. run.sh and docs/BENCHMARKS.md quote them.
@@ -39,6 +41,13 @@ func withStack(tb testing.TB, cfg stackConfig, fn func(s *stack)) {
 	s := newStack(tb, cfg)
 	defer func() {
 		s.close()
+		if s.ut.drain != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+			defer cancel()
+			if err := s.ut.drain(ctx); err != nil {
+				tb.Errorf("the transport still holds bodies %v after the servers closed: %v", drainTimeout, err)
+			}
+		}
 		lc.verify(tb)
 	}()
 	fn(s)
@@ -58,6 +67,12 @@ func reportLatency(b *testing.B, st runStats) {
 	b.ReportMetric(quantile(st.latencies, 0.99).Seconds(), "p99-s")
 }
 
+// reportCPU reports the process's CPU time per op (user and system, all
+// goroutines: client, proxy and upstream alike).
+func reportCPU(b *testing.B, cpu time.Duration) {
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s")
+}
+
 // BenchmarkProxy sends bodies one at a time through the proxy: ns/op is the
 // latency of one upload, MB/s its throughput.
 func BenchmarkProxy(b *testing.B) {
@@ -69,8 +84,10 @@ func BenchmarkProxy(b *testing.B) {
 					b.SetBytes(int64(size))
 					b.ReportAllocs()
 					b.ResetTimer()
+					cpu0 := cpuTime()
 					st := s.run(ctxFor(b), b.N, 1, size, nil)
 					b.StopTimer()
+					reportCPU(b, cpuTime()-cpu0)
 					if st.ok != st.ops {
 						b.Errorf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
 					}
@@ -121,8 +138,10 @@ func BenchmarkLoad(b *testing.B) {
 				b.SetBytes(loadConc * loadSize)
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu0 := cpuTime()
 				ls := s.load(ctxFor(b), b.N, loadConc, loadSize)
 				b.StopTimer()
+				reportCPU(b, cpuTime()-cpu0)
 				checkLoad(b, s, ls, loadConc)
 				b.ReportMetric(float64(ls.peakHeld)/mib, "peak-held-MiB")
 				if ls.bound > 0 {
@@ -168,8 +187,10 @@ func BenchmarkGoaway(b *testing.B) {
 					b.SetBytes(int64(size))
 					b.ReportAllocs()
 					b.ResetTimer()
+					cpu0 := cpuTime()
 					st := s.run(ctxFor(b), b.N, goawayWorkers, size, nil)
 					b.StopTimer()
+					reportCPU(b, cpuTime()-cpu0)
 					if st.corrupt > 0 {
 						b.Errorf("%d corrupt uploads: %v", st.corrupt, st.sampleErr)
 					}

@@ -193,7 +193,10 @@ type underTest struct {
 	total int64
 	// errorHandler answers the proxy's transport errors; nil: 502.
 	errorHandler func(http.ResponseWriter, *http.Request, error)
-	// stats describes the transport's counters for logs, "" if none.
+	// drain, when set, waits until the transport released every body it
+	// holds (transport.Transport.Drain).
+	drain func(context.Context) error
+	// stats describes the transport's counters for logs; nil if none.
 	stats func() string
 }
 

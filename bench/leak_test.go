@@ -67,6 +67,9 @@ func TestLoadStaysBoundedAndDrains(t *testing.T) {
 			withStack(t, cfg, func(s *stack) {
 				ls := s.load(t.Context(), 2, conc, size)
 				checkLoad(t, s, ls, conc)
+				if s.ut.stats != nil {
+					t.Logf("peak held %d (bound %d), stats: %s", ls.peakHeld, ls.bound, s.ut.stats())
+				}
 				switch kind {
 				case kindPlain:
 					if ls.peakHeld != 0 {
@@ -106,6 +109,9 @@ func TestGoawayIsReplayed(t *testing.T) {
 				}
 				t.Logf("%d GOAWAYs, %d ok, %d failed, %d retry-later; proxy errors %v",
 					s.up.goaways.Load(), st.ok, st.failed, st.retryLater, s.errors())
+				if s.ut.stats != nil {
+					t.Logf("stats: %s", s.ut.stats())
+				}
 				if kind != kindPlain && st.ok != st.ops {
 					t.Errorf("%d failed and %d 429 of %d uploads: %v", st.failed, st.retryLater, st.ops, st.sampleErr)
 				}

@@ -267,7 +267,8 @@ func write(w io.Writer, o options, s *set) error {
 		{"MB/s", "Throughput, MB/s", 0, false},
 		{"p50-s", "Latency p50, ms", 1e3, true},
 		{"p99-s", "Latency p99, ms", 1e3, true},
-		{"B/op", "Allocated bytes per upload (whole process: client, proxy, upstream)", 0, true},
+		{"cpu-s", "CPU time per upload, µs (whole process: client, proxy, upstream; steadier than wall time on a busy machine)", 1e6, true},
+		{"B/op", "Allocated bytes per upload (whole process)", 0, true},
 		{"allocs/op", "Allocations per upload (whole process)", 0, true},
 	} {
 		table(w, s, "Proxy", m)
@@ -288,6 +289,7 @@ func write(w io.Writer, o options, s *set) error {
 	p("Close until bytes held was 0 (0: it already was when that Close returned).\n\n")
 	for _, m := range []metric{
 		{"MB/s", "Throughput, MB/s", 0, false},
+		{"cpu-s", "CPU time per wave, ms (whole process)", 1e3, true},
 		{"peak-held-MiB", "Peak bytes held, MiB", 0, true},
 		{"bound-MiB", "Bound, MiB", 0, true},
 		{"heap-added-MiB", "Go heap above baseline, peak, MiB", 0, true},
@@ -303,6 +305,7 @@ func write(w io.Writer, o options, s *set) error {
 	for _, m := range []metric{
 		{"MB/s", "Throughput, MB/s", 0, false},
 		{"p99-s", "Latency p99, ms", 1e3, true},
+		{"cpu-s", "CPU time per upload, µs (whole process)", 1e6, true},
 		{"fail-%", "Failed uploads, %", 0, true},
 		{"retry-later-%", "429 Too Many Requests, %", 0, true},
 		{"goaway-%", "Responses that carried a GOAWAY, %", 0, false},
