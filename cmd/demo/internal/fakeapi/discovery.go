@@ -1,0 +1,55 @@
+package fakeapi
+
+import (
+	"net/http"
+	"runtime"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+)
+
+func apiResource(resource string) schema.GroupResource {
+	return schema.GroupResource{Resource: resource}
+}
+
+func (a *api) version(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, &version.Info{
+		Major:      "1",
+		Minor:      "37",
+		GitVersion: GitVersion,
+		GoVersion:  runtime.Version(),
+		Compiler:   runtime.Compiler,
+		Platform:   runtime.GOOS + "/" + runtime.GOARCH,
+	})
+}
+
+func (a *api) apiVersions(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, &metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		Versions: []string{"v1"},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
+		},
+	})
+}
+
+func (a *api) apiGroups(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, &metav1.APIGroupList{
+		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
+		Groups:   []metav1.APIGroup{},
+	})
+}
+
+func (a *api) apiResources(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: "v1",
+		APIResources: []metav1.APIResource{
+			{Name: "configmaps", SingularName: "configmap", Namespaced: true, Kind: "ConfigMap",
+				Verbs: metav1.Verbs{"create", "delete", "get", "list"}, ShortNames: []string{"cm"}},
+			{Name: "namespaces", SingularName: "namespace", Namespaced: false, Kind: "Namespace",
+				Verbs: metav1.Verbs{"create", "get", "list"}, ShortNames: []string{"ns"}},
+		},
+	})
+}
