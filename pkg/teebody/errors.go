@@ -25,9 +25,8 @@ const (
 	ReasonTooLarge Reason = iota + 1
 	// ReasonNoBudget: the shared Budget could not hold the body.
 	ReasonNoBudget
-	// ReasonStreamedPast: the bytes a replay needs were already dropped,
-	// because no replay could happen any more (Seal) or because of an earlier
-	// overflow.
+	// ReasonStreamedPast: a response arrived (Seal), so no replay can happen
+	// any more and the bytes a replay needs are being dropped.
 	ReasonStreamedPast
 	// ReasonClosed: the Tee was closed; the request is over.
 	ReasonClosed

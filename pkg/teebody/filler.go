@@ -40,20 +40,22 @@ func (t *Tee) fill() {
 			n, err = 0, errInvalidRead
 		}
 		switch {
-		case n > 0 && isNew:
-			c.at = t.end
-			t.log = append(t.log, c)
-			if t.replayErr == nil && refusal != nil {
-				// Bytes arrived that cannot be kept: from now on the body
-				// only streams.
-				t.replayErr = refusal
+		case n > 0:
+			if isNew {
+				c.at = t.end
+				t.log = append(t.log, c)
+				if t.replayErr == nil && refusal != nil {
+					// Bytes arrived that cannot be kept: from now on the
+					// body only streams.
+					t.replayErr = refusal
+				}
 			}
-		case n == 0 && isNew:
+			c.buf = c.buf[:len(c.buf)+n]
+			t.end += int64(n)
+		case isNew:
 			t.refundLocked(c)
-			putChunk(c)
+			putChunk(c) // c is gone: not a field of it may be touched below
 		}
-		c.buf = c.buf[:len(c.buf)+n]
-		t.end += int64(n)
 		t.trimLocked()
 		t.wake.Broadcast()
 		if err != nil {

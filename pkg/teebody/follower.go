@@ -17,8 +17,9 @@ var _ io.ReadCloser = (*follower)(nil)
 // arrive, the source ends, or the follower or its Tee is closed. After the
 // last byte it returns the source's own terminal result: io.EOF, or the error
 // the source returned. It fails with ErrClosed once the follower or the Tee
-// is closed, and with a *NotReplayableError if the bytes it needs were
-// dropped because replays had become impossible.
+// is closed, and with a *NotReplayableError once replays are refused (Seal,
+// or a body over the limit or the budget) if it needs bytes that were dropped,
+// or if it is not the newest follower and has read all there is so far.
 func (f *follower) Read(p []byte) (int, error) {
 	t := f.t
 	t.mu.Lock()
@@ -44,6 +45,11 @@ func (f *follower) Read(p []byte) (int, error) {
 			return n, nil
 		case t.srcErr != nil:
 			return 0, t.srcErr
+		case t.replayErr != nil && f != t.newest:
+			// Once replays are refused the filler reads on only for the
+			// newest follower; an older one waiting here could wait until
+			// the Tee is closed.
+			return 0, t.replayErr
 		}
 		if !t.fillerOn {
 			t.startFillerLocked()

@@ -81,8 +81,9 @@ func New(src io.ReadCloser, opts ...Option) *Tee {
 // The first call succeeds unless the Tee is closed. A later call fails with a
 // *NotReplayableError (errors.Is(err, ErrNotReplayable)) once a replay is
 // impossible: the body outgrew the limit or the budget, Seal was called, or
-// the Tee is closed. A follower that is never read holds nothing, and one
-// that is abandoned without Close holds nothing beyond the Tee's Close.
+// the Tee is closed. A follower abandoned without Close holds nothing beyond
+// the Tee's Close. Until then, once replays are refused, the bytes the newest
+// follower has not read stay kept (within the limit and the budget).
 func (t *Tee) NewReader() (io.ReadCloser, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -101,8 +102,9 @@ func (t *Tee) NewReader() (io.ReadCloser, error) {
 
 // Seal tells the Tee that a response has arrived, so no replay can happen any
 // more: NewReader fails from now on with ReasonStreamedPast (unless the body
-// was already refused for another reason), and every byte behind the newest
-// follower is dropped at once, and from then on as soon as it has read it.
+// was already refused for another reason), and every chunk the newest
+// follower has finished is dropped at once, and from then on as soon as it
+// has read it.
 // The newest follower keeps streaming the rest of the body.
 //
 // Seal never blocks on the source. Calling it more than once, or after Close,
