@@ -1,0 +1,133 @@
+// Package proxy is the demo's Kubernetes API reverse proxy: it forwards
+// authenticated requests to an upstream API server with the upstream's own
+// credentials, through the teebody transport (or without it, for
+// comparison), and serves Prometheus metrics of the transport's Stats.
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/rest"
+
+	"github.com/teebody/teebody/cmd/demo/internal/bearer"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// ErrUpstream reports an upstream config the proxy cannot forward to.
+var ErrUpstream = errors.New("proxy: upstream")
+
+// Options configure a Proxy.
+type Options struct {
+	// Upstream is where requests go, with its credentials (client-go's
+	// transport config: certificates, tokens, exec plugins).
+	Upstream *rest.Config
+	// NoFix forwards without the teebody transport, so that a GOAWAY from
+	// the upstream fails the request (502) as it does for any reverse proxy.
+	NoFix bool
+	// Transport configures the teebody transport; ignored with NoFix.
+	Transport transport.Config
+	// Token is the bearer token clients must send; others get 401.
+	Token  string
+	Logger *slog.Logger
+}
+
+// Proxy is the handler. It is safe for concurrent use.
+type Proxy struct {
+	handler http.Handler
+	tr      *transport.Transport // nil with NoFix
+	inner   http.RoundTripper    // the upstream's own transport; owns the connections
+}
+
+// New builds a Proxy. It opens no connection until the first request.
+func New(opts Options) (*Proxy, error) {
+	if opts.Token == "" {
+		return nil, fmt.Errorf("%w: no client token", ErrUpstream)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := rest.CopyConfig(opts.Upstream)
+	if cfg.Proxy == nil {
+		// Same behaviour as client-go's default, but never client-go's
+		// cached transport: the proxy's connections are its own to close.
+		cfg.Proxy = http.ProxyFromEnvironment
+	}
+	target, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUpstream, err)
+	}
+	inner, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUpstream, err)
+	}
+	p := &Proxy{inner: inner}
+	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			// The client's credentials are for this proxy; the upstream's
+			// transport adds its own (and skips a request that has some).
+			pr.Out.Header.Del("Authorization")
+		},
+		ErrorLog: errorLog,
+	}
+	if opts.NoFix {
+		rp.Transport = inner
+		rp.ErrorHandler = statusErrorHandler(logger)
+	} else {
+		tcfg := opts.Transport
+		tcfg.ErrorLog = errorLog
+		p.tr = transport.New(inner, tcfg)
+		rp.Transport = p.tr
+		rp.ErrorHandler = p.tr.ErrorHandler
+	}
+
+	reg := prometheus.NewRegistry()
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "teebody_proxy_requests_total",
+		Help: "Requests answered by the proxy, by method and status code (401s included).",
+	}, []string{"method", "code"})
+	reg.MustRegister(requests, collectors.NewGoCollector())
+	if p.tr != nil {
+		reg.MustRegister(newStatsCollector(p.tr.Stats, tcfgTotal(opts.Transport)))
+	}
+	mux := http.NewServeMux()
+	// Unauthenticated, as exporters are: it holds counters, no secrets.
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: errorLog}))
+	mux.Handle("/", bearer.Require(opts.Token, rp))
+	p.handler = promhttp.InstrumentHandlerCounter(requests, mux)
+	return p, nil
+}
+
+func tcfgTotal(c transport.Config) int64 {
+	if c.Budget != nil {
+		return c.Budget.Total()
+	}
+	return c.TotalBytes
+}
+
+// ServeHTTP serves /metrics, and forwards everything else.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.ServeHTTP(w, r) }
+
+// Stats is the teebody transport's Stats; false with NoFix.
+func (p *Proxy) Stats() (transport.Stats, bool) {
+	if p.tr == nil {
+		return transport.Stats{}, false
+	}
+	return p.tr.Stats(), true
+}
+
+// Transport is the teebody transport, nil with NoFix.
+func (p *Proxy) Transport() *transport.Transport { return p.tr }
+
+// CloseIdleConnections closes the idle upstream connections.
+func (p *Proxy) CloseIdleConnections() { utilnet.CloseIdleConnectionsFor(p.inner) }
