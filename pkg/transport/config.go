@@ -1,0 +1,94 @@
+package transport
+
+import (
+	"log"
+	"time"
+
+	"github.com/teebody/teebody/pkg/teebody"
+)
+
+const (
+	// EnvTotalBytes names the environment variable that overrides
+	// Config.TotalBytes in ConfigFromEnv.
+	EnvTotalBytes = "TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL"
+	// EnvPerRequestBytes names the environment variable that overrides
+	// Config.PerRequestBytes in ConfigFromEnv.
+	EnvPerRequestBytes = "TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_PER_REQ"
+)
+
+const (
+	// DefaultTotalBytes is the default bound on the bytes held for replay by
+	// all requests of one Transport (or of all Transports made by one Wrap).
+	DefaultTotalBytes = 500 << 20
+	// DefaultPerRequestBytes is the default bound on the bytes held for the
+	// replay of one request body; a longer body streams through and loses
+	// only its replay.
+	DefaultPerRequestBytes = 50 << 20
+	// DefaultRetryAfter is the Retry-After that ErrorHandler announces when
+	// Config.RetryAfter is zero.
+	DefaultRetryAfter = time.Second
+)
+
+// Config configures a Transport. The zero Config disables buffering: every
+// request passes through untouched. Start from DefaultConfig or
+// ConfigFromEnv.
+type Config struct {
+	// TotalBytes bounds the bytes held for replay by all requests together.
+	// <= 0 disables buffering: every request passes through untouched.
+	// Ignored for the bound when Budget is set, but still <= 0 disables.
+	TotalBytes int64
+
+	// PerRequestBytes bounds the bytes held for the replay of one request.
+	// <= 0 disables buffering. It is capped at TotalBytes (and at
+	// Budget.Total when Budget is set): a body that could never be held
+	// whole is not worth holding in part.
+	PerRequestBytes int64
+
+	// RetryAfter is the delay announced in the Retry-After header of the 429
+	// that ErrorHandler writes. It is rounded up to whole seconds, at least
+	// one. <= 0 means DefaultRetryAfter.
+	RetryAfter time.Duration
+
+	// Budget, when set, is the byte budget charged for what is held, shared
+	// with whoever else holds it (other Transports, other Tees). nil: New
+	// makes a budget of TotalBytes for this Transport alone (Wrap makes one
+	// for all the Transports it returns).
+	Budget *teebody.Budget
+
+	// ErrorLog receives the errors that ErrorHandler answers with 502, as
+	// httputil.ReverseProxy.ErrorLog does. nil: the log package's standard
+	// logger.
+	ErrorLog *log.Logger
+}
+
+// DefaultConfig returns the defaults: DefaultTotalBytes in all,
+// DefaultPerRequestBytes per request, DefaultRetryAfter.
+func DefaultConfig() Config {
+	return Config{
+		TotalBytes:      DefaultTotalBytes,
+		PerRequestBytes: DefaultPerRequestBytes,
+		RetryAfter:      DefaultRetryAfter,
+	}
+}
+
+// enabled reports whether c buffers anything at all.
+func (c Config) enabled() bool {
+	return c.TotalBytes > 0 && c.PerRequestBytes > 0 && (c.Budget == nil || c.Budget.Total() > 0)
+}
+
+// perRequestLimit is PerRequestBytes capped at the bytes the budget can ever
+// hold.
+func (c Config) perRequestLimit() int64 {
+	limit := min(c.PerRequestBytes, c.TotalBytes)
+	if c.Budget != nil {
+		limit = min(limit, c.Budget.Total())
+	}
+	return limit
+}
+
+func (c Config) retryAfter() time.Duration {
+	if c.RetryAfter <= 0 {
+		return DefaultRetryAfter
+	}
+	return c.RetryAfter
+}

@@ -1,0 +1,88 @@
+// Package transport is an http.RoundTripper that lets a request survive an
+// HTTP/2 graceful GOAWAY from its upstream (a Kubernetes API server started
+// with --goaway-chance, for example) by making its body replayable, in
+// bounded memory.
+//
+// # The problem
+//
+// When an HTTP/2 server sends a graceful GOAWAY, the streams it had not yet
+// accepted are refused, and Go's HTTP/2 transport sends them again on a new
+// connection — but only if it can produce the body again through
+// Request.GetBody. A reverse proxy forwards a body that it reads from its own
+// client, which has no GetBody, so the request fails with
+//
+//	http2: Transport: cannot retry err [http2: Transport received Server's
+//	graceful shutdown GOAWAY] after Request.Body was written; define
+//	Request.GetBody to avoid this error
+//
+// or, through net/http's transport, "net/http: cannot rewind body after
+// connection loss".
+//
+// # Usage
+//
+// Behind httputil.ReverseProxy, set both the transport and its error
+// handler:
+//
+//	tr := transport.New(inner, transport.DefaultConfig()) // inner nil: http.DefaultTransport
+//	proxy := &httputil.ReverseProxy{
+//		Rewrite:      rewrite,
+//		Transport:    tr,
+//		ErrorHandler: tr.ErrorHandler,
+//	}
+//
+// As an http.Client's transport: &http.Client{Transport: tr}. Under
+// client-go, rest.Config.Wrap(transport.Wrap(cfg)): every transport the
+// function wraps shares one budget. The configuration can come from the
+// environment with ConfigFromEnv.
+//
+// # What RoundTrip does
+//
+// A request passes through to the inner RoundTripper untouched when it has
+// no body (nil or http.NoBody), when the caller set GetBody (it can replay by
+// itself), when it asks for a protocol upgrade (an Upgrade header,
+// "Connection: Upgrade", or X-Stream-Protocol-Version as kubectl exec,
+// attach and port-forward send: such requests never go over HTTP/2 and their
+// bodies are streams), and when the Config disables buffering.
+//
+// Any other request is sent as a shallow copy whose Body and GetBody read
+// one teebody.Tee around the original body: the bytes are streamed to the
+// upstream as they arrive (nothing waits for the whole body) and kept while
+// a replay is still possible, up to Config.PerRequestBytes per request and
+// Config.TotalBytes (the budget) in all. A body that outgrows its limit, or
+// meets a spent budget, streams on unbuffered and loses only its replay;
+// nothing ever waits for budget. The caller's request is never modified.
+//
+// Once the response headers arrive no retry can happen, so nothing more is
+// kept, and what was kept goes back as the upstream reads on. The request is
+// over when RoundTrip returns an error or when the response body is closed:
+// then the original body is closed once (from a goroutine of its own, so a
+// Close that waits for a pending Read cannot block the caller) and never read
+// again, and every byte goes back to the budget — also when the inner
+// transport abandoned some of the bodies GetBody gave it without closing
+// them, as net/http's does. A proxy must therefore close the response body
+// before its handler returns (httputil.ReverseProxy does), and a client must
+// close it as always.
+//
+// # When a replay is impossible
+//
+// If the upstream refuses a request whose body could not be kept, GetBody
+// returns an error that matches teebody.ErrNotReplayable with errors.Is (and
+// *teebody.NotReplayableError with errors.As, for the reason), and RoundTrip
+// returns it. The upstream did not process such a request, so the client
+// may send it again: Transport.ErrorHandler answers it with 429 Too Many
+// Requests, a Retry-After header and a Kubernetes Status body — what the API
+// server itself answers while it cannot take a request, which client-go and
+// kubectl retry for every verb. Every other error gets ReverseProxy's 502.
+// ShouldRetryLater is the predicate behind it, and WriteRetryLater the
+// answer, for proxies of other shapes.
+//
+// # Guarantees
+//
+// A Transport is safe for concurrent use. RoundTrip never returns a response
+// together with an error. Every byte the upstream receives is the original
+// body's byte at that offset; a body that could not be read whole ends in an
+// error, never in a silent truncation. Memory held for replays stays within
+// the budget (plus at most one chunk per request in flight while it streams
+// unbuffered). Stats reports the counters and gauges, and Drain waits until
+// every buffered body was released, e.g. after a server's Shutdown.
+package transport

@@ -1,0 +1,190 @@
+package transport_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// The GOAWAY injector's rate: one response in goawayEvery ends its
+// connection. Far above the API server's 2% so that a short run shows many
+// GOAWAYs; the fix must hold at any rate.
+const goawayEvery = 20
+
+// requestCount is the size of a fixed run: thousands by default, fewer
+// with -short. Every assertion holds either way.
+func requestCount(full int) int {
+	if testing.Short() {
+		return full / 4
+	}
+	return full
+}
+
+// quietConfig is DefaultConfig logging nowhere.
+func quietConfig() transport.Config {
+	cfg := transport.DefaultConfig()
+	cfg.ErrorLog = quietLog()
+	return cfg
+}
+
+// drain waits until tr released every body and checks nothing is held.
+func drain(t *testing.T, tr *transport.Transport) {
+	t.Helper()
+	if err := tr.Drain(t.Context()); err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	if st := tr.Stats(); st.BytesHeld != 0 {
+		t.Errorf("BytesHeld after Drain = %d, want 0", st.BytesHeld)
+	}
+}
+
+// brokenRun sends batches of requests until the upstream's GOAWAYs make
+// some fail (at most 10 batches), proving the injector works; it returns
+// what the client saw.
+func brokenRun(t *testing.T, send func(bodies []testBody) loadResult, batch int) loadResult {
+	t.Helper()
+	total := loadResult{errs: map[string]int{}}
+	for i := range 10 {
+		r := send(randomBodies(uint64(100+i), batch, 2<<20))
+		total.requests += r.requests
+		total.ok += r.ok
+		total.failed += r.failed
+		for k, v := range r.errs {
+			total.errs[k] += v
+		}
+		if total.failed > 0 {
+			return total
+		}
+	}
+	t.Fatalf("no request failed without the transport: the GOAWAY injector does not work (%v)", total)
+	return total
+}
+
+// TestReverseProxyGOAWAY is the failure and the fix side by side: the same
+// POSTs through an httputil.ReverseProxy to an upstream that sends graceful
+// GOAWAYs fail without the transport and never with it.
+func TestReverseProxyGOAWAY(t *testing.T) {
+	for _, proxyKind := range []string{"ReverseProxy", "hand-written"} {
+		t.Run(proxyKind, func(t *testing.T) {
+			newHandler := func(u *upstream, rt http.RoundTripper, eh func(http.ResponseWriter, *http.Request, error), lc *logCounter) http.Handler {
+				if proxyKind == "ReverseProxy" {
+					return newProxy(u, rt, eh, lc)
+				}
+				if eh == nil {
+					eh = func(w http.ResponseWriter, r *http.Request, err error) {
+						lc.Write([]byte("http: proxy error: " + err.Error()))
+						w.WriteHeader(http.StatusBadGateway)
+					}
+				}
+				return newHandProxy(u, rt, eh)
+			}
+
+			// Without the transport.
+			u := newUpstream(t, true, goawayEvery)
+			lc := &logCounter{}
+			f := newFront(t, false, newHandler(u, h2Transport(t, u), nil, lc))
+			client := f.client(t)
+			broken := brokenRun(t, func(bodies []testBody) loadResult {
+				return runLoad(context.Background(), client, f.srv.URL, bodies, 16)
+			}, requestCount(400))
+			goawayErrs := lc.count("GetBody") + lc.count("cannot rewind")
+			t.Logf("without the transport: %v; proxy errors naming GOAWAY or rewind: %d; wrong bytes upstream: %d",
+				broken, goawayErrs, u.wrong.Load())
+			if goawayErrs == 0 {
+				t.Errorf("no GOAWAY error in the proxy's log; lines: %v", lc.lines)
+			}
+
+			// With the transport.
+			u = newUpstream(t, true, goawayEvery)
+			tr := transport.New(h2Transport(t, u), quietConfig())
+			f = newFront(t, false, newHandler(u, tr, tr.ErrorHandler, nil))
+			client = f.client(t)
+			n := 2000
+			if proxyKind != "ReverseProxy" {
+				n = 1000
+			}
+			bodies := randomBodies(7, requestCount(n), 2<<20)
+			fixed := runLoad(context.Background(), client, f.srv.URL, bodies, 16)
+			drain(t, tr)
+			st := tr.Stats()
+			t.Logf("with the transport: %v; wrong bytes upstream: %d; GOAWAYs sent: %d; stats %+v",
+				fixed, u.wrong.Load(), u.goaways.Load(), st)
+			if fixed.failed != 0 {
+				t.Errorf("%d requests failed with the transport: %v", fixed.failed, fixed.errs)
+			}
+			if n := u.wrong.Load(); n != 0 {
+				t.Errorf("%d bodies arrived with wrong bytes", n)
+			}
+			if u.goaways.Load() == 0 || st.ReplaysServed == 0 {
+				t.Errorf("GOAWAYs %d, replays served %d: the run did not exercise a replay", u.goaways.Load(), st.ReplaysServed)
+			}
+			if n := f.late.Load(); n != 0 {
+				t.Errorf("%d reads of an inbound body after its handler returned", n)
+			}
+		})
+	}
+}
+
+// TestTransportGOAWAY runs the same load through the transport used as a
+// client's RoundTripper, over net/http's transport (bundled HTTP/2, where
+// GetBody is called several times per request and some results are
+// abandoned, DESIGN.md fact 2) and over golang.org/x/net/http2's.
+func TestTransportGOAWAY(t *testing.T) {
+	inners := []struct {
+		name string
+		rt   func(*upstream) http.RoundTripper
+		want []string // error kinds the run without the transport must show
+	}{
+		{"net/http", func(u *upstream) http.RoundTripper { return h2Transport(t, u) },
+			[]string{"http2: cannot retry err [GOAWAY...] after Request.Body was written", "net/http: cannot rewind body after connection loss"}},
+		{"x/net/http2", func(u *upstream) http.RoundTripper { return xh2Transport(t, u) },
+			[]string{"http2: cannot retry err [GOAWAY...] after Request.Body was written"}},
+	}
+	for _, inner := range inners {
+		t.Run(inner.name, func(t *testing.T) {
+			u := newUpstream(t, true, goawayEvery)
+			rt := inner.rt(u)
+			broken := loadResult{errs: map[string]int{}}
+			for i := 0; i < 10; i++ {
+				r := runLoad(context.Background(), rt, u.srv.URL, randomBodies(uint64(200+i), requestCount(400), 2<<20), 16)
+				broken.requests += r.requests
+				broken.ok += r.ok
+				broken.failed += r.failed
+				for k, v := range r.errs {
+					broken.errs[k] += v
+				}
+				seen := 0
+				for _, w := range inner.want {
+					if broken.errs[w] > 0 {
+						seen++
+					}
+				}
+				if seen == len(inner.want) {
+					break
+				}
+			}
+			t.Logf("without the transport: %v", broken)
+			for _, w := range inner.want {
+				if broken.errs[w] == 0 {
+					t.Errorf("without the transport, no %q error", w)
+				}
+			}
+
+			u = newUpstream(t, true, goawayEvery)
+			tr := transport.New(inner.rt(u), quietConfig())
+			fixed := runLoad(context.Background(), tr, u.srv.URL, randomBodies(8, requestCount(1000), 2<<20), 16)
+			drain(t, tr)
+			st := tr.Stats()
+			t.Logf("with the transport: %v; wrong bytes upstream: %d; GOAWAYs sent: %d; stats %+v",
+				fixed, u.wrong.Load(), u.goaways.Load(), st)
+			if fixed.failed != 0 || u.wrong.Load() != 0 {
+				t.Errorf("with the transport: %d failed (%v), %d with wrong bytes", fixed.failed, fixed.errs, u.wrong.Load())
+			}
+			if st.ReplaysServed == 0 {
+				t.Error("no replay served: the run did not exercise the fix")
+			}
+		})
+	}
+}

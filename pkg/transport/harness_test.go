@@ -1,0 +1,429 @@
+package transport_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/net/http2"
+)
+
+// The headers by which a test client tells the upstream what it sends.
+const (
+	hdrSum   = "X-Body-Sha256" // hex SHA-256 of the whole body
+	hdrLen   = "X-Body-Length" // its length in bytes
+	hdrWrite = "X-Write-Id"    // identifies one logical write across retries
+)
+
+// upstream is a test server that checks each body against the hash and
+// length in its headers and, on every n-th response, ends the connection:
+// over HTTP/2 with `Connection: close`, which makes Go's HTTP/2 server send
+// a graceful GOAWAY (the same mechanism as the API server's --goaway-chance
+// filter); over HTTP/1.1 by answering as if keeping the connection alive and
+// then closing it behind the client's back.
+type upstream struct {
+	srv   *httptest.Server
+	every int64 // end the connection on every n-th response; 0: never
+
+	n       atomic.Int64 // responses so far
+	ok      atomic.Int64 // bodies that arrived intact
+	wrong   atomic.Int64 // bodies that arrived with wrong bytes
+	goaways atomic.Int64 // connections ended
+
+	mu      sync.Mutex
+	applied map[string]int // guarded by mu: hdrWrite -> times applied
+}
+
+func (u *upstream) handle(w http.ResponseWriter, r *http.Request) {
+	h := sha256.New()
+	n, err := io.Copy(h, r.Body)
+	if err != nil {
+		// The client (the proxy) went away mid-body: nothing applied.
+		return
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != r.Header.Get(hdrSum) || strconv.FormatInt(n, 10) != r.Header.Get(hdrLen) {
+		u.wrong.Add(1)
+		http.Error(w, fmt.Sprintf("wrong bytes: got %d bytes, sha256 %s", n, got), http.StatusBadRequest)
+		return
+	}
+	u.ok.Add(1)
+	if id := r.Header.Get(hdrWrite); id != "" {
+		u.mu.Lock()
+		u.applied[id]++
+		u.mu.Unlock()
+	}
+	if u.every <= 0 || u.n.Add(1)%u.every != 0 {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	u.goaways.Add(1)
+	if r.ProtoMajor == 2 {
+		w.Header().Set("Connection", "close") // the server sends a graceful GOAWAY
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	conn, buf, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	// Promise keep-alive, then close: the client's next request on this
+	// connection races with its noticing.
+	buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	buf.Flush()
+	conn.Close()
+}
+
+// newUpstream starts an upstream: TLS with HTTP/2 when h2, else plain
+// HTTP/1.1. It is closed at the end of the test.
+func newUpstream(t testing.TB, h2 bool, every int64) *upstream {
+	u := &upstream{every: every, applied: map[string]int{}}
+	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(u.handle))
+	u.srv.Config.ErrorLog = quietLog()
+	if h2 {
+		u.srv.EnableHTTP2 = true
+		u.srv.StartTLS()
+	} else {
+		u.srv.Start()
+	}
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+// appliedCounts returns how many times each write was applied.
+func (u *upstream) appliedCounts() map[string]int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	m := make(map[string]int, len(u.applied))
+	for k, v := range u.applied {
+		m[k] = v
+	}
+	return m
+}
+
+// h1Transport returns an HTTP/1.1-only transport to u, and h2Transport the
+// net/http transport with its bundled HTTP/2, the one proxies use. Both
+// close their idle connections at the end of the test.
+func h1Transport(t testing.TB, u *upstream) *http.Transport {
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+func h2Transport(t testing.TB, u *upstream) *http.Transport {
+	tr := u.srv.Client().Transport.(*http.Transport).Clone()
+	tr.ForceAttemptHTTP2 = true
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// xh2Transport returns golang.org/x/net/http2's transport to u, used
+// directly.
+func xh2Transport(t testing.TB, u *upstream) *http2.Transport {
+	tr := &http2.Transport{TLSClientConfig: u.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// logCounter is a log destination that counts the lines matching any of
+// its patterns, to see the errors ReverseProxy reports.
+type logCounter struct {
+	mu    sync.Mutex
+	lines []string // guarded by mu
+}
+
+func (l *logCounter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.lines = append(l.lines, string(p))
+	l.mu.Unlock()
+	return len(p), nil
+}
+
+func (l *logCounter) count(substr string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.lines {
+		if strings.Contains(s, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// newProxy returns a reverse proxy to u over rt. errorHandler may be nil.
+func newProxy(u *upstream, rt http.RoundTripper, errorHandler func(http.ResponseWriter, *http.Request, error), logw io.Writer) *httputil.ReverseProxy {
+	target, err := url.Parse(u.srv.URL)
+	if err != nil {
+		panic(err)
+	}
+	if logw == nil {
+		logw = io.Discard
+	}
+	return &httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:    rt,
+		ErrorHandler: errorHandler,
+		ErrorLog:     log.New(logw, "", 0),
+	}
+}
+
+// testBody is one request body of a load run.
+type testBody struct {
+	data  []byte
+	sum   string
+	known bool // send with a Content-Length; else with an unknown length
+}
+
+// randomBodies returns n bodies of sizes 0 to max, log-uniform so that
+// small and large bodies both occur often without the run moving gigabytes
+// (mean about max/ln(max)), with the sizes 0, 1 and max always included,
+// half of them of known length. The bytes are windows at random offsets of
+// one random pool, so no two bodies of a size are likely the same.
+func randomBodies(seed uint64, n int, max int) []testBody {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	pool := make([]byte, 2*max)
+	chacha := rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), byte(seed >> 16)})
+	chacha.Read(pool)
+	bodies := make([]testBody, n)
+	for i := range bodies {
+		var size int
+		switch i {
+		case 0, 1:
+			size = 0
+		case 2, 3:
+			size = 1
+		case 4, 5:
+			size = max
+		default:
+			size = int(math.Exp(rng.Float64()*math.Log(float64(max+1)))) - 1
+		}
+		off := rng.IntN(len(pool) - size + 1)
+		data := pool[off : off+size : off+size]
+		sum := sha256.Sum256(data)
+		bodies[i] = testBody{data: data, sum: hex.EncodeToString(sum[:]), known: i%2 == 0}
+	}
+	return bodies
+}
+
+// hiddenReader hides bytes.Reader's type, so that http.NewRequest neither
+// sets GetBody nor learns the length: a body like a proxy's inbound one.
+type hiddenReader struct{ r io.Reader }
+
+func (h hiddenReader) Read(p []byte) (int, error) { return h.r.Read(p) }
+
+// newPost returns a POST of b to target without GetBody, with the headers
+// the upstream checks.
+func newPost(ctx context.Context, target string, b testBody, writeID string) *http.Request {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, hiddenReader{bytes.NewReader(b.data)})
+	if err != nil {
+		panic(err)
+	}
+	if b.known {
+		req.ContentLength = int64(len(b.data))
+		if len(b.data) == 0 {
+			req.Body = http.NoBody
+		}
+	}
+	req.Header.Set(hdrSum, b.sum)
+	req.Header.Set(hdrLen, strconv.Itoa(len(b.data)))
+	if writeID != "" {
+		req.Header.Set(hdrWrite, writeID)
+	}
+	return req
+}
+
+// loadResult sums up a load run from the client's side.
+type loadResult struct {
+	requests, ok, failed int
+	errs                 map[string]int // failures by error text or status
+}
+
+func (r loadResult) String() string {
+	return fmt.Sprintf("%d requests, %d ok, %d failed %v", r.requests, r.ok, r.failed, r.errs)
+}
+
+// runLoad sends every body with rt to target from workers goroutines and
+// counts what came back: 200 is ok, anything else a failure.
+func runLoad(ctx context.Context, rt http.RoundTripper, target string, bodies []testBody, workers int) loadResult {
+	var (
+		mu   sync.Mutex
+		res  = loadResult{requests: len(bodies), errs: map[string]int{}}
+		wg   sync.WaitGroup
+		next atomic.Int64
+	)
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(bodies) {
+					return
+				}
+				outcome := do(rt, newPost(ctx, target, bodies[i], ""))
+				mu.Lock()
+				if outcome == "" {
+					res.ok++
+				} else {
+					res.failed++
+					res.errs[outcome]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return res
+}
+
+// do sends req and returns "" on 200, else a short description of the
+// failure. It reads and closes every response body.
+func do(rt http.RoundTripper, req *http.Request) string {
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return errClass(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return "response body: " + errClass(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return resp.Status
+	}
+	return ""
+}
+
+// errClass shortens an error to its kind, dropping addresses and ports.
+func errClass(err error) string {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "define Request.GetBody"):
+		return "http2: cannot retry err [GOAWAY...] after Request.Body was written"
+	case strings.Contains(s, "cannot rewind body"):
+		return "net/http: cannot rewind body after connection loss"
+	case strings.Contains(s, "connection reset by peer"):
+		return "connection reset by peer"
+	case strings.Contains(s, "broken pipe"):
+		return "broken pipe"
+	}
+	return s
+}
+
+// tlsConfigFor returns a client TLS config trusting srv.
+func tlsConfigFor(srv *httptest.Server) *tls.Config {
+	return srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+}
+
+// guardedBody wraps a server-side request body and records every Read that
+// starts after the handler returned (DESIGN.md fact 7: such a Read is a bug
+// that HTTP/1 may even answer with a silently truncated body).
+type guardedBody struct {
+	io.ReadCloser
+	returned *atomic.Bool
+	late     *atomic.Int64
+}
+
+func (g guardedBody) Read(p []byte) (int, error) {
+	if g.returned.Load() {
+		g.late.Add(1)
+	}
+	return g.ReadCloser.Read(p)
+}
+
+// front is the server a test client talks to: a proxy handler behind a
+// guard that counts reads of the inbound body after the handler returned.
+type front struct {
+	srv     *httptest.Server
+	late    atomic.Int64 // reads of an inbound body after its handler returned
+	active  sync.WaitGroup
+	handled atomic.Int64
+}
+
+// newFront starts h behind the guard, over TLS with HTTP/2 when h2, else
+// plain HTTP/1.1.
+func newFront(t testing.TB, h2 bool, h http.Handler) *front {
+	f := &front{}
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.active.Add(1)
+		defer f.active.Done()
+		returned := new(atomic.Bool)
+		defer returned.Store(true)
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = guardedBody{ReadCloser: r.Body, returned: returned, late: &f.late}
+		}
+		h.ServeHTTP(w, r)
+		f.handled.Add(1)
+	}))
+	f.srv.Config.ErrorLog = quietLog()
+	if h2 {
+		f.srv.EnableHTTP2 = true
+		f.srv.StartTLS()
+	} else {
+		f.srv.Start()
+	}
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// client returns a transport to f that closes its idle connections at the
+// end of the test.
+func (f *front) client(t testing.TB) *http.Transport {
+	tr := f.srv.Client().Transport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// handProxy is a hand-written forwarding handler of the kind many
+// Kubernetes proxies use instead of httputil.ReverseProxy: it has none of
+// ReverseProxy's guards around the inbound body, so the transport alone must
+// stop reading it in time. It closes the response body before returning.
+type handProxy struct {
+	target       *url.URL
+	rt           http.RoundTripper
+	errorHandler func(http.ResponseWriter, *http.Request, error)
+}
+
+func newHandProxy(u *upstream, rt http.RoundTripper, errorHandler func(http.ResponseWriter, *http.Request, error)) *handProxy {
+	target, err := url.Parse(u.srv.URL)
+	if err != nil {
+		panic(err)
+	}
+	return &handProxy{target: target, rt: rt, errorHandler: errorHandler}
+}
+
+func (p *handProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	out.URL.Scheme, out.URL.Host = p.target.Scheme, p.target.Host
+	out.Host = ""
+	if r.ContentLength == 0 {
+		out.Body = nil
+	}
+	resp, err := p.rt.RoundTrip(out)
+	if err != nil {
+		p.errorHandler(w, r, err)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
+}

@@ -1,0 +1,88 @@
+package transport
+
+import "sync/atomic"
+
+// Stats is a snapshot of a Transport's counters (monotonic since New) and
+// gauges (BytesHeld, PeakBytesHeld). Each field is read atomically, but the
+// snapshot as a whole is not: counters may move between fields, so
+// Requests may briefly differ from the sum of its parts.
+type Stats struct {
+	// Requests counts every RoundTrip.
+	Requests int64
+	// Buffered counts the requests whose body got a replay buffer.
+	Buffered int64
+	// PassedThrough counts the requests handed on untouched, by reason.
+	PassedThrough PassThroughStats
+	// ReplaysServed counts the GetBody calls that returned a body.
+	ReplaysServed int64
+	// ReplaysRefused counts the GetBody calls that returned an error
+	// matching teebody.ErrNotReplayable, by reason.
+	ReplaysRefused RefusalStats
+	// BudgetRefusals counts the requests whose buffering the shared budget
+	// cut short (they streamed on and lost only their replay).
+	BudgetRefusals int64
+	// RetryLaterWritten counts the 429 answers written by ErrorHandler.
+	RetryLaterWritten int64
+	// BytesHeld is what the budget holds now; PeakBytesHeld the most it has
+	// held. With a Budget shared through Config.Budget, they are the
+	// budget's figures, not this Transport's alone.
+	BytesHeld, PeakBytesHeld int64
+}
+
+// PassThroughStats counts requests handed to the inner RoundTripper
+// untouched, by the first reason that applied, in this order.
+type PassThroughStats struct {
+	NoBody     int64 // Body nil or http.NoBody
+	GetBodySet int64 // the caller set GetBody: it can replay by itself
+	Upgrade    int64 // Upgrade, Connection: Upgrade or X-Stream-Protocol-Version
+	Disabled   int64 // buffering disabled by the Config
+}
+
+// RefusalStats counts refused replays by teebody.Reason.
+type RefusalStats struct {
+	TooLarge     int64 // the body outgrew the per-request limit
+	NoBudget     int64 // the shared budget was spent
+	StreamedPast int64 // the bytes were dropped after being streamed
+	Closed       int64 // the request was over, or a response had arrived
+}
+
+// counters are the live fields behind Stats; every field is atomic.
+type counters struct {
+	requests, buffered                   atomic.Int64
+	passNoBody, passGetBody, passUpgrade atomic.Int64
+	passDisabled                         atomic.Int64
+	replaysServed                        atomic.Int64
+	refusedTooLarge, refusedNoBudget     atomic.Int64
+	refusedStreamedPast, refusedClosed   atomic.Int64
+	budgetRefusals, retryLaterWritten    atomic.Int64
+}
+
+// Stats returns a snapshot of t's counters. It is cheap (a few atomic loads)
+// and safe to call concurrently with RoundTrip, e.g. on every metrics scrape.
+func (t *Transport) Stats() Stats {
+	c := &t.counters
+	s := Stats{
+		Requests: c.requests.Load(),
+		Buffered: c.buffered.Load(),
+		PassedThrough: PassThroughStats{
+			NoBody:     c.passNoBody.Load(),
+			GetBodySet: c.passGetBody.Load(),
+			Upgrade:    c.passUpgrade.Load(),
+			Disabled:   c.passDisabled.Load(),
+		},
+		ReplaysServed: c.replaysServed.Load(),
+		ReplaysRefused: RefusalStats{
+			TooLarge:     c.refusedTooLarge.Load(),
+			NoBudget:     c.refusedNoBudget.Load(),
+			StreamedPast: c.refusedStreamedPast.Load(),
+			Closed:       c.refusedClosed.Load(),
+		},
+		BudgetRefusals:    c.budgetRefusals.Load(),
+		RetryLaterWritten: c.retryLaterWritten.Load(),
+	}
+	if t.budget != nil {
+		s.BytesHeld = t.budget.InUse()
+		s.PeakBytesHeld = t.budget.Peak()
+	}
+	return s
+}

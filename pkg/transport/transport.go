@@ -1,0 +1,257 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/teebody/teebody/pkg/teebody"
+)
+
+// Transport is an http.RoundTripper that makes request bodies replayable for
+// the inner RoundTripper, so that a request refused by a graceful GOAWAY (or
+// a lost HTTP/1 connection) is sent again instead of failing. See the package
+// documentation for what it does to each request.
+//
+// A Transport is safe for concurrent use by multiple goroutines. Create it
+// with New or Wrap; the zero value is not usable.
+type Transport struct {
+	inner   http.RoundTripper
+	cfg     Config          // read-only after New
+	enabled bool            // read-only after New
+	limit   int64           // per-request limit; read-only after New
+	budget  *teebody.Budget // nil when disabled; read-only after New
+
+	counters counters // atomics
+
+	// mu guards live and idle, the bookkeeping behind Drain.
+	mu   sync.Mutex
+	live int           // buffered requests whose Tee has not reported Done
+	idle chan struct{} // closed while live == 0; replaced when live leaves 0
+}
+
+// New returns a Transport that hands requests to inner (http.DefaultTransport
+// when nil) with replayable bodies, within the bounds of cfg.
+//
+// cfg.PerRequestBytes is capped at cfg.TotalBytes; when cfg.Budget is nil,
+// New makes a budget of cfg.TotalBytes for this Transport alone.
+func New(inner http.RoundTripper, cfg Config) *Transport {
+	if inner == nil {
+		inner = http.DefaultTransport
+	}
+	t := &Transport{inner: inner, cfg: cfg, enabled: cfg.enabled(), idle: make(chan struct{})}
+	close(t.idle)
+	if t.enabled {
+		t.limit = cfg.perRequestLimit()
+		t.budget = cfg.Budget
+		if t.budget == nil {
+			t.budget = teebody.NewBudget(cfg.TotalBytes)
+		}
+	}
+	return t
+}
+
+// Wrap returns a function that wraps a RoundTripper in a Transport, of the
+// shape of client-go's rest.Config.Wrap (a transport.WrapperFunc). Every
+// Transport it returns shares one budget: cfg.Budget, or one of
+// cfg.TotalBytes made here, so that the bound holds however many clients
+// the function wraps. Each Transport keeps its own Stats.
+func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
+	if cfg.Budget == nil && cfg.enabled() {
+		cfg.Budget = teebody.NewBudget(cfg.TotalBytes)
+	}
+	return func(inner http.RoundTripper) http.RoundTripper {
+		return New(inner, cfg)
+	}
+}
+
+// RoundTrip implements http.RoundTripper. It never modifies req: a request
+// it buffers is sent as a shallow copy with Body and GetBody of its own, and
+// the response carries req as its Request.
+//
+// A buffered request is over, and its buffer given back, when RoundTrip
+// returns an error or when the response body is closed; from then on req.Body
+// is never read again (one Read already in progress may complete) and it is
+// closed exactly once, from a goroutine of its own, without waiting. So a
+// proxy that closes the response body before its handler returns (as
+// httputil.ReverseProxy does) never reads the inbound body after that.
+// RoundTrip never returns a response together with an error. As the
+// RoundTripper contract requires, the caller must close the response body.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c := &t.counters
+	c.requests.Add(1)
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+		c.passNoBody.Add(1)
+		return t.inner.RoundTrip(req)
+	case req.GetBody != nil:
+		c.passGetBody.Add(1)
+		return t.inner.RoundTrip(req)
+	case isUpgrade(req.Header):
+		c.passUpgrade.Add(1)
+		return t.inner.RoundTrip(req)
+	case !t.enabled:
+		c.passDisabled.Add(1)
+		return t.inner.RoundTrip(req)
+	}
+	c.buffered.Add(1)
+
+	tee := teebody.New(req.Body, teebody.WithLimit(t.limit), teebody.WithBudget(t.budget))
+	t.track()
+	body, err := tee.NewReader()
+	if err != nil { // a fresh Tee hands out its first reader; kept for safety
+		t.end(tee)
+		return nil, err
+	}
+	out := *req // shallow: the caller's request stays as it was
+	out.Body = body
+	out.GetBody = func() (io.ReadCloser, error) { return t.replay(tee) }
+
+	resp, err := t.inner.RoundTrip(&out)
+	if err != nil {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
+		}
+		t.end(tee)
+		return nil, err
+	}
+	// No retry can happen any more: no new followers, and what the newest
+	// one has read can go (DESIGN.md section 3, Sealed).
+	tee.Seal()
+	resp.Request = req
+	if resp.Body == nil {
+		// Nothing will ever be closed to tell us the exchange is over.
+		t.end(tee)
+		return resp, nil
+	}
+	resp.Body = newResponseBody(resp.Body, func() { t.end(tee) })
+	return resp, nil
+}
+
+// replay serves one GetBody call.
+func (t *Transport) replay(tee *teebody.Tee) (io.ReadCloser, error) {
+	body, err := tee.NewReader()
+	if err != nil {
+		t.countRefusal(err)
+		// Returned as is: the HTTP/2 transport returns GetBody's error
+		// unwrapped (DESIGN.md fact 1), so errors.Is(err,
+		// teebody.ErrNotReplayable) holds on what RoundTrip returns.
+		return nil, err
+	}
+	t.counters.replaysServed.Add(1)
+	return body, nil
+}
+
+func (t *Transport) countRefusal(err error) {
+	c := &t.counters
+	var nre *teebody.NotReplayableError
+	if !errors.As(err, &nre) {
+		c.refusedClosed.Add(1)
+		return
+	}
+	switch nre.Reason {
+	case teebody.ReasonTooLarge:
+		c.refusedTooLarge.Add(1)
+	case teebody.ReasonNoBudget:
+		c.refusedNoBudget.Add(1)
+	case teebody.ReasonStreamedPast:
+		c.refusedStreamedPast.Add(1)
+	default:
+		c.refusedClosed.Add(1)
+	}
+}
+
+// end ends a buffered request: it records whether the budget cut its
+// buffering short, then closes the Tee, which never blocks. It is called
+// exactly once per Tee.
+func (t *Transport) end(tee *teebody.Tee) {
+	var nre *teebody.NotReplayableError
+	if errors.As(tee.ReplayErr(), &nre) && nre.Reason == teebody.ReasonNoBudget {
+		t.counters.budgetRefusals.Add(1)
+	}
+	tee.Close()
+	select {
+	case <-tee.Done():
+		t.untrack()
+	default:
+		// The filler is still inside a Read on the source, or the source
+		// is being closed; Drain must wait for it.
+		go func() {
+			<-tee.Done()
+			t.untrack()
+		}()
+	}
+}
+
+func (t *Transport) track() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.live == 0 {
+		t.idle = make(chan struct{})
+	}
+	t.live++
+}
+
+func (t *Transport) untrack() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.live--
+	if t.live == 0 {
+		close(t.idle)
+	}
+}
+
+// Drain waits until every request body t has buffered is released: each
+// such request is over (RoundTrip returned an error, or the response body
+// was closed) and its Tee reported Done (source closed, filler exited,
+// budget given back). Requests that start while Drain waits are waited for
+// too. It returns nil once that holds, or ctx's error when ctx ends first.
+//
+// Use it after shutting down whatever sends requests, e.g. after
+// http.Server.Shutdown, to know that all memory went back. A response body
+// that is never closed keeps Drain waiting until ctx ends.
+func (t *Transport) Drain(ctx context.Context) error {
+	for {
+		t.mu.Lock()
+		idle, live := t.idle, t.live
+		t.mu.Unlock()
+		if live == 0 {
+			return nil
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// CloseIdleConnections closes the idle connections of the inner
+// RoundTripper, if it has such a method, so that http.Client's method of the
+// same name reaches it through t.
+func (t *Transport) CloseIdleConnections() {
+	if ci, ok := t.inner.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// isUpgrade reports whether h asks for a protocol upgrade (WebSocket, SPDY
+// as in kubectl exec/attach/port-forward). Such requests never go over
+// HTTP/2 and their bodies are streams, not something to replay (DESIGN.md
+// fact 5).
+func isUpgrade(h http.Header) bool {
+	if h.Get("Upgrade") != "" || h.Get("X-Stream-Protocol-Version") != "" {
+		return true
+	}
+	for _, v := range h.Values("Connection") {
+		for tok := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
