@@ -195,26 +195,38 @@ type testBody struct {
 // randomBodies returns n bodies of sizes 0 to max, log-uniform so that
 // small and large bodies both occur often without the run moving gigabytes
 // (mean about max/ln(max)), with the sizes 0, 1 and max always included,
-// half of them of known length. The bytes are windows at random offsets of
-// one random pool, so no two bodies of a size are likely the same.
+// half of them of known length.
 func randomBodies(seed uint64, n int, max int) []testBody {
+	return makeBodies(seed, n, 2*max, func(i int, rng *rand.Rand) int {
+		switch i {
+		case 0, 1:
+			return 0
+		case 2, 3:
+			return 1
+		case 4, 5:
+			return max
+		}
+		return int(math.Exp(rng.Float64()*math.Log(float64(max+1)))) - 1
+	})
+}
+
+// uniformBodies returns n bodies of sizes uniform in [lo, hi], half of them
+// of known length.
+func uniformBodies(seed uint64, n, lo, hi int) []testBody {
+	return makeBodies(seed, n, 2*hi, func(_ int, rng *rand.Rand) int { return lo + rng.IntN(hi-lo+1) })
+}
+
+// makeBodies returns n bodies of the sizes size picks. The bytes are windows
+// at random offsets of one random pool of poolSize bytes, so no two bodies
+// of a size are likely the same.
+func makeBodies(seed uint64, n, poolSize int, size func(int, *rand.Rand) int) []testBody {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	pool := make([]byte, 2*max)
+	pool := make([]byte, poolSize)
 	chacha := rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), byte(seed >> 16)})
 	chacha.Read(pool)
 	bodies := make([]testBody, n)
 	for i := range bodies {
-		var size int
-		switch i {
-		case 0, 1:
-			size = 0
-		case 2, 3:
-			size = 1
-		case 4, 5:
-			size = max
-		default:
-			size = int(math.Exp(rng.Float64()*math.Log(float64(max+1)))) - 1
-		}
+		size := size(i, rng)
 		off := rng.IntN(len(pool) - size + 1)
 		data := pool[off : off+size : off+size]
 		sum := sha256.Sum256(data)
