@@ -1,14 +1,18 @@
 package fakeapi_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httptrace"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -214,26 +218,73 @@ func TestUnknownPathIsStatus404(t *testing.T) {
 	}
 }
 
-// TestGoawayChanceOne: at chance 1 every HTTP/2 response carries a GOAWAY,
-// so no request can reuse the connection of the one before.
-func TestGoawayChanceOne(t *testing.T) {
-	srv, _ := start(t, fakeapi.Options{GoawayChance: 1})
-	conns := map[string]bool{}
-	for range 3 {
-		var local string
-		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { local = i.Conn.LocalAddr().String() }}
-		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", srv.URL+"/version", nil)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
+// goawayAfter sends GET /version twice over a raw HTTP/2 connection to srv
+// and reports the GOAWAY frame the server sent before the second response
+// ended, or nil.
+func goawayAfter(t *testing.T, srv *httptest.Server) *http2.GoAwayFrame {
+	t.Helper()
+	conn, err := tls.Dial("tcp", srv.Listener.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(time.Minute)); err != nil { // bounds a hang, asserts nothing
+		t.Fatal(err)
+	}
+	if _, err := conn.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, conn)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "localhost"}, {":path", "/version"}} {
+		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	var goaway *http2.GoAwayFrame
+	for _, id := range []uint32{1, 3} {
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		if resp.ProtoMajor != 2 {
-			t.Fatalf("proto = %s, want HTTP/2", resp.Proto)
+		for ended := false; !ended; {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				if goaway != nil {
+					return goaway // the server closed the connection after its GOAWAY
+				}
+				t.Fatal(err)
+			}
+			switch f := f.(type) {
+			case *http2.GoAwayFrame:
+				if goaway == nil {
+					goaway = &http2.GoAwayFrame{LastStreamID: f.LastStreamID, ErrCode: f.ErrCode}
+				}
+				if f.LastStreamID < id {
+					return goaway // stream id was refused, as a client would see
+				}
+			case *http2.DataFrame:
+				ended = f.StreamID == id && f.StreamEnded()
+			case *http2.HeadersFrame:
+				ended = f.StreamID == id && f.StreamEnded()
+			}
 		}
-		if conns[local] {
-			t.Fatalf("connection %s reused after a GOAWAY", local)
-		}
-		conns[local] = true
+	}
+	return goaway
+}
+
+// TestGoawayChance: at chance 1 the server answers the first request and
+// sends a graceful GOAWAY (NO_ERROR) that refuses every later stream; at
+// chance 0 it answers both requests without one.
+func TestGoawayChance(t *testing.T) {
+	srv, _ := start(t, fakeapi.Options{GoawayChance: 1})
+	g := goawayAfter(t, srv)
+	if g == nil || g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 1 {
+		t.Fatalf("GOAWAY = %+v, want a graceful one with last stream 1", g)
+	}
+	srv, _ = start(t, fakeapi.Options{GoawayChance: 0})
+	if g := goawayAfter(t, srv); g != nil {
+		t.Fatalf("GOAWAY %+v at chance 0", g)
 	}
 }

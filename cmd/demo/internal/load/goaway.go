@@ -3,13 +3,24 @@ package load
 import "strings"
 
 // IsGoaway reports whether err is the failure this demo is about: a request
-// refused by a graceful GOAWAY that the client could not retry, because it
-// could not produce the body again. Go's HTTP/2 transport returns it as a
-// plain string error ("http2: Transport: cannot retry err [http2: Transport
-// received Server's graceful shutdown GOAWAY] after Request.Body was
-// written; define Request.GetBody to avoid this error"), which nothing can
-// match with errors.Is, so the text is matched; through a proxy it arrives
-// as the text of a 502's Status message.
+// that the upstream never processed, refused because the upstream closed
+// the connection (a graceful GOAWAY), that the client could not send again
+// because it could not produce the body again. Go's transports return it
+// as a plain string error, which nothing can match with errors.Is, so the
+// text is matched (through a proxy, it arrives as the message of a 502's
+// Status). It has two forms (DESIGN.md section 2, facts 1, 2 and 5):
+//
+//   - "http2: Transport: cannot retry err [http2: Transport received
+//     Server's graceful shutdown GOAWAY] after Request.Body was written;
+//     define Request.GetBody to avoid this error", from the HTTP/2
+//     transport;
+//   - "net/http: cannot rewind body after connection loss", from net/http,
+//     when the HTTP/2 pool had already dropped the connection that the
+//     GOAWAY closed and net/http meant to send the request again.
 func IsGoaway(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "GOAWAY")
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "GOAWAY") || strings.Contains(msg, "cannot rewind body after connection loss")
 }

@@ -37,6 +37,9 @@ func TestIsGoaway(t *testing.T) {
 	if !load.IsGoaway(fmt.Errorf("create configmap x: %w", goaway)) {
 		t.Error("Go's GOAWAY error not recognised")
 	}
+	if !load.IsGoaway(errors.New("proxy error: net/http: cannot rewind body after connection loss")) {
+		t.Error("net/http's form of the same failure not recognised")
+	}
 	if load.IsGoaway(errors.New("connection refused")) || load.IsGoaway(nil) {
 		t.Error("other errors taken for GOAWAY")
 	}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/teebody/teebody/cmd/demo/internal/report"
+)
+
+// findings writes what the four outcomes (direct, no fix, fix, fix with a
+// small budget) show, and reports whether the fixed proxy let no failure
+// through.
+func findings(w io.Writer, o []outcome, smallBudget int64, retryAfter time.Duration) bool {
+	direct, noFix, fix, small := o[0], o[1], o[2], o[3]
+	fmt.Fprintln(w, "Findings:")
+	fmt.Fprintf(w, "- Direct, with GetBody cleared (a proxy has none): %d of %d operations failed on a GOAWAY.\n",
+		direct.res.GoawayErrors, direct.res.TotalOperations)
+	fmt.Fprintf(w, "- Through the proxy without the fix: %d of %d failed (%.2f%%), %d of them on a GOAWAY.\n",
+		noFix.res.FailedOperations, noFix.res.TotalOperations, noFix.res.ErrorRate, noFix.res.GoawayErrors)
+	if noFix.res.GoawayErrors == 0 {
+		fmt.Fprintln(w, "  No GOAWAY failure showed without the fix this time; raise -ops or -goaway-chance to see one.")
+	}
+	line := fmt.Sprintf("- Through the proxy with the fix: %d failed", fix.res.FailedOperations)
+	if st := fix.stats; st != nil {
+		line += fmt.Sprintf("; it replayed %d bodies after GOAWAYs, holding at most %s at once", st.ReplaysServed, bytesText(st.PeakBytesHeld))
+	}
+	fmt.Fprintln(w, line+".")
+	line = fmt.Sprintf("- With a budget of %s, too small for the bodies: %d failed", bytesText(smallBudget), small.res.FailedOperations)
+	if st := small.stats; st != nil {
+		line += fmt.Sprintf("; the proxy answered 429 (Retry-After %s) %d times and client-go sent those requests again",
+			retryAfter, st.RetryLaterWritten)
+	}
+	fmt.Fprintln(w, line+".")
+	fmt.Fprintf(w, "- The fix's cost against the proxy without it: %s.\n", report.LatencyLine(fix.res, noFix.res))
+	if n := fix.res.FailedOperations + small.res.FailedOperations; n > 0 {
+		fmt.Fprintf(w, "FAIL: the fixed proxy let %d failures through.\n", n)
+		return false
+	}
+	fmt.Fprintln(w, "PASS: the fixed proxy let no failure through.")
+	return true
+}

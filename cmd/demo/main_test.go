@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+)
+
+// envMain makes the test binary run main instead of the tests, so that a
+// test can run the command as a process of its own (signals, exit status).
+const envMain = "TEEBODY_DEMO_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envMain) == "1" {
+		main()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// syncBuffer is a bytes.Buffer safe for a command and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runCmd runs the command in-process to its end.
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb syncBuffer
+	code = run(context.Background(), args, &cli{stdout: &out, stderr: &errb})
+	return code, out.String(), errb.String()
+}
+
+// server is a serving command ("proxy", "upstream") running in-process.
+type server struct {
+	kubeconfig string
+	cancel     context.CancelFunc
+	done       chan int // the exit status
+	stderr     *syncBuffer
+}
+
+// startServer runs a serving command until the test ends, and returns once
+// it wrote its kubeconfig (-write-kubeconfig is added here), or fails the
+// test if the command exits first.
+func startServer(t *testing.T, args ...string) *server {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), args[0]+".kubeconfig")
+	args = append(args, "-write-kubeconfig", path)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{kubeconfig: path, cancel: cancel, done: make(chan int, 1), stderr: &syncBuffer{}}
+	ready := make(chan string, 1)
+	go func() {
+		s.done <- run(ctx, args, &cli{stdout: &syncBuffer{}, stderr: s.stderr, ready: func(p string) { ready <- p }})
+	}()
+	t.Cleanup(func() {
+		if code := s.stop(); code != exitOK {
+			t.Errorf("%s exited %d: %s", args[0], code, s.stderr.String())
+		}
+	})
+	select {
+	case <-ready:
+		return s
+	case code := <-s.done:
+		s.done <- code
+		t.Fatalf("%s exited %d before it was ready: %s", args[0], code, s.stderr.String())
+		return nil
+	}
+}
+
+// stop cancels the command (as SIGTERM does) and returns its exit status.
+func (s *server) stop() int {
+	s.cancel()
+	code := <-s.done
+	s.done <- code
+	return code
+}
+
+// readJSON decodes a result file into a map, to see its field names.
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func contains(t *testing.T, what, s string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, s)
+		}
+	}
+}
+
+// clientset is a client-go clientset with connections of its own, closed
+// with the test.
+func clientset(t *testing.T, target kubeconfig.Target) *kubernetes.Clientset {
+	t.Helper()
+	cfg := rest.CopyConfig(target.Config)
+	cfg.Proxy = http.ProxyFromEnvironment // not from client-go's transport cache
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hc.CloseIdleConnections)
+	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}

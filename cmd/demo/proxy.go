@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"time"
+
+	"github.com/teebody/teebody/cmd/demo/internal/certs"
+	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+	"github.com/teebody/teebody/cmd/demo/internal/proxy"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+const proxySynopsis = "demo proxy -kubeconfig UPSTREAM [-context C] [-listen 127.0.0.1:0] -write-kubeconfig F [-no-fix] " +
+	"[-total-bytes SIZE] [-per-request-bytes SIZE] [-retry-after 1s] [-tls-cert F -tls-key F]"
+
+// transportFlags are the sizes of the teebody transport: flags over the
+// environment (transport.ConfigFromEnv) over the defaults.
+type transportFlags struct {
+	total, perRequest sizeFlag
+	retryAfter        time.Duration
+}
+
+func (f *transportFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.total, "total-bytes", "bytes held for replay by all requests (512MiB, 1G, ...); <= 0 disables; default $"+
+		transport.EnvTotalBytes+", else 500MiB")
+	fs.Var(&f.perRequest, "per-request-bytes", "bytes held for one request's replay; default $"+
+		transport.EnvPerRequestBytes+", else 50MiB")
+	fs.DurationVar(&f.retryAfter, "retry-after", transport.DefaultRetryAfter, "Retry-After of the 429 for a body that cannot be replayed")
+}
+
+// config is the transport config; a bad environment value is a usage error
+// naming the variable.
+func (f *transportFlags) config() (transport.Config, error) {
+	cfg, err := transport.ConfigFromEnv()
+	if err != nil {
+		return transport.Config{}, usageErr("%v", err)
+	}
+	if f.total.set {
+		cfg.TotalBytes = f.total.n
+	}
+	if f.perRequest.set {
+		cfg.PerRequestBytes = f.perRequest.n
+	}
+	if f.retryAfter <= 0 {
+		return transport.Config{}, usageErr("-retry-after must be positive, not %v", f.retryAfter)
+	}
+	cfg.RetryAfter = f.retryAfter
+	return cfg, nil
+}
+
+// runProxy is "demo proxy": serves until SIGINT or SIGTERM.
+func runProxy(ctx context.Context, args []string, c *cli) int {
+	fs := newFlags("proxy", proxySynopsis, c)
+	path := fs.String("kubeconfig", "", "the upstream's kubeconfig; empty: $KUBECONFIG or ~/.kube/config")
+	kctx := fs.String("context", "", "the upstream's kubeconfig context; empty: the current one")
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (port 0: any free port)")
+	out := fs.String("write-kubeconfig", "", "write the kubeconfig for the proxy's clients here, once it listens (required)")
+	noFix := fs.Bool("no-fix", false, "forward without package transport, for comparison")
+	certFile := fs.String("tls-cert", "", "serving certificate (PEM); default: a generated self-signed one")
+	keyFile := fs.String("tls-key", "", "serving key (PEM), with -tls-cert")
+	var tf transportFlags
+	tf.register(fs)
+	if code := parse(fs, args); code >= 0 {
+		return code
+	}
+	if *out == "" {
+		return fail(c, "proxy", usageErr("-write-kubeconfig is required"))
+	}
+	if (*certFile == "") != (*keyFile == "") {
+		return fail(c, "proxy", usageErr("-tls-cert and -tls-key go together"))
+	}
+	cfg, err := tf.config()
+	if err != nil {
+		return fail(c, "proxy", err)
+	}
+	up, err := kubeconfig.Load(*path, *kctx)
+	if err != nil {
+		return fail(c, "proxy", usageErr("%v", err))
+	}
+	opts := proxy.ServerOptions{
+		Options: proxy.Options{Upstream: up.Config, NoFix: *noFix, Transport: cfg, Logger: c.logger()},
+		Listen:  *listen,
+	}
+	if *certFile != "" {
+		if opts.Cert, err = certs.Load(*certFile, *keyFile); err != nil {
+			return fail(c, "proxy", usageErr("%v", err))
+		}
+	}
+	return serveProxy(ctx, opts, *out, c)
+}
+
+func serveProxy(ctx context.Context, opts proxy.ServerOptions, out string, c *cli) int {
+	log := opts.Logger
+	p, err := proxy.Start(opts)
+	if err != nil {
+		return fail(c, "proxy", usageErr("%v", err))
+	}
+	if err := kubeconfig.Write(out, p.Spec()); err != nil {
+		_ = p.Shutdown(context.Background())
+		return fail(c, "proxy", err)
+	}
+	if opts.NoFix {
+		log.Info("proxy listening, without the fix", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", out)
+	} else {
+		log.Info("proxy listening", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", out,
+			"total_bytes", opts.Transport.TotalBytes, "per_request_bytes", opts.Transport.PerRequestBytes,
+			"retry_after", opts.Transport.RetryAfter)
+	}
+	if c.ready != nil {
+		c.ready(out)
+	}
+	select {
+	case <-ctx.Done():
+	case <-p.Done():
+	}
+	log.Info("proxy shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	err = p.Shutdown(sctx)
+	if st, ok := p.Stats(); ok {
+		log.Info("proxy stopped", "requests", st.Requests, "buffered", st.Buffered, "replays_served", st.ReplaysServed,
+			"retry_later_written", st.RetryLaterWritten, "peak_bytes_held", st.PeakBytesHeld, "bytes_held", st.BytesHeld)
+	}
+	if err != nil {
+		return fail(c, "proxy", err)
+	}
+	return exitOK
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// httpsClient trusts the CA of the kubeconfig at path.
+func httpsClient(t *testing.T, target kubeconfig.Target) *http.Client {
+	t.Helper()
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(target.Config.CAData) {
+		t.Fatal("no CA in the kubeconfig")
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+func TestProxyEndToEnd(t *testing.T) {
+	up := startServer(t, "upstream", "-goaway-chance", "0.1")
+	p := startServer(t, "proxy", "-kubeconfig", up.kubeconfig, "-total-bytes", "64MiB", "-per-request-bytes", "1MiB")
+	contains(t, "proxy log", p.stderr.String(), "proxy listening", "total_bytes=67108864", "per_request_bytes=1048576")
+	target, err := kubeconfig.Load(p.kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// client-go through the proxy, GetBody cleared, GOAWAYs frequent: no failure.
+	code, stdout, stderr := runCmd(t, "load", "-kubeconfig", p.kubeconfig, "-workers", "10", "-ops", "10", "-qps", "-1",
+		"-no-retry", "-quiet")
+	if code != exitOK {
+		t.Fatalf("load through the proxy: exit %d: %s%s", code, stdout, stderr)
+	}
+	cs := clientset(t, target)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "seen"}, Data: map[string]string{"k": "v"}}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// 401 for a wrong token, forwarded for the right one.
+	hc := httpsClient(t, target)
+	for token, want := range map[string]int{"": 401, "wrong": 401, target.Config.BearerToken: 200} {
+		req, _ := http.NewRequest("GET", target.Config.Host+"/api/v1/namespaces/default/configmaps/seen", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want || resp.ProtoMajor != 2 {
+			t.Errorf("token %q: %s %d, want HTTP/2 %d", token, resp.Proto, resp.StatusCode, want)
+		}
+	}
+
+	// /metrics parses, and shows the replays.
+	resp, err := hc.Get(target.Config.Host + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"teebody_requests_total", "teebody_replays_served_total", "teebody_bytes_held",
+		"teebody_peak_bytes_held", "teebody_passed_through_requests_total", "teebody_proxy_requests_total"} {
+		if families[name] == nil {
+			t.Errorf("metric %s missing", name)
+		}
+	}
+	if f := families["teebody_buffered_requests_total"]; f == nil || f.Metric[0].GetCounter().GetValue() < 200 {
+		t.Errorf("buffered requests = %v, want at least 200", f)
+	}
+	if f := families["teebody_budget_bytes"]; f == nil || f.Metric[0].GetGauge().GetValue() != 64<<20 {
+		t.Errorf("budget = %v, want 64MiB", f)
+	}
+
+	if code := p.stop(); code != exitOK {
+		t.Fatalf("proxy exit %d: %s", code, p.stderr.String())
+	}
+	contains(t, "proxy log", p.stderr.String(), "proxy shutting down", "proxy stopped", "bytes_held=0")
+}
+
+func TestProxyNoFixFails(t *testing.T) {
+	up := startServer(t, "upstream", "-goaway-chance", "0.25")
+	p := startServer(t, "proxy", "-kubeconfig", up.kubeconfig, "-no-fix")
+	contains(t, "proxy log", p.stderr.String(), "without the fix")
+	code, stdout, _ := runCmd(t, "load", "-kubeconfig", p.kubeconfig, "-workers", "10", "-ops", "10", "-qps", "-1", "-quiet")
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1:\n%s", code, stdout)
+	}
+	contains(t, "stdout", stdout, "proxy error: ")
+}
+
+func TestProxyBadEnvironment(t *testing.T) {
+	for _, name := range []string{transport.EnvTotalBytes, transport.EnvPerRequestBytes} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, "12XB")
+			code, _, stderr := runCmd(t, "proxy", "-kubeconfig", "unused", "-write-kubeconfig", t.TempDir()+"/k")
+			if code != exitUsage {
+				t.Fatalf("exit %d, want 2", code)
+			}
+			contains(t, "stderr", stderr, "demo proxy: "+name+": ", `"12XB"`)
+			if strings.Count(stderr, "\n") != 1 {
+				t.Errorf("want one line, got %q", stderr)
+			}
+		})
+	}
+}
