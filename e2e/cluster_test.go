@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -262,34 +261,6 @@ func (c *cluster) get(ctx context.Context, client *http.Client, path string) (in
 		err = fmt.Errorf("GET %s: answered over %s, want HTTP/2", path, resp.Proto)
 	}
 	return resp.StatusCode, body, err
-}
-
-// post sends body as JSON to path and returns the status code and the response body.
-func (c *cluster) post(ctx context.Context, client *http.Client, path string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, out, err
-}
-
-// createNamespace creates a namespace (each load run gets its own, so runs never see each other's objects).
-func (c *cluster) createNamespace(t *testing.T, name string) {
-	t.Helper()
-	client, closeClient := c.newClient(t, nil)
-	defer closeClient()
-	body := fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q}}`, name)
-	code, out, err := c.post(t.Context(), client, "/api/v1/namespaces", body)
-	if err != nil || code != http.StatusCreated {
-		t.Fatalf("create namespace %s: %d %v %s", name, code, err, out)
-	}
 }
 
 // flagLine matches the API server's own record of a parsed flag, printed at --v=1 before it starts serving.

@@ -95,7 +95,6 @@ func runLoad(t *testing.T, demo, dir string, cfg config, r loadRun) result {
 		"-ops", strconv.Itoa(cfg.ops),
 		"-body-size", strconv.Itoa(cfg.bodySize),
 		"-qps", strconv.Itoa(r.qps),
-		"-burst", strconv.Itoa(r.qps),
 		"-name", r.name,
 		"-output", out,
 		"-quiet",
@@ -180,6 +179,20 @@ func startProxy(t *testing.T, demo, dir, name, upstream string, extra ...string)
 		t.Fatal(err)
 	}
 	return &demoProxy{proc: p, kubeconfig: kubeconfig}
+}
+
+// shutdown stops the proxy with SIGTERM and checks that it had not died during the run and that it shut down
+// cleanly, as the CLI contract says.
+func (p *demoProxy) shutdown(t *testing.T) {
+	t.Helper()
+	if p.exited() {
+		t.Errorf("demo proxy exited during the run: %v; log %s:\n%s", p.waitErr, p.logPath, tail(p.logPath, 20))
+		return
+	}
+	p.stop(t)
+	if p.waitErr != nil {
+		t.Errorf("demo proxy on SIGTERM: %v, want a clean exit; log %s:\n%s", p.waitErr, p.logPath, tail(p.logPath, 20))
+	}
 }
 
 // kubeconfigFields reads the server URL, the token and the CA data out of a one-cluster kubeconfig. The suite

@@ -3,8 +3,11 @@ package e2e
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -82,9 +85,8 @@ func TestE2E(t *testing.T) {
 	var files []string
 	record := func(r result) { files = append(files, filepath.Join(dir, r.Name+".json")) }
 
-	// Each run has its own namespace, so no run sees another's ConfigMaps.
+	// Each run has its own namespace (demo load creates it), so no run sees another's ConfigMaps.
 	run := func(t *testing.T, name, kubeconfig string, qps int, noRetry bool) result {
-		c.createNamespace(t, name)
 		r := runLoad(t, demoBin(t), dir, cfg, loadRun{name: name, kubeconfig: kubeconfig, qps: qps, noRetry: noRetry})
 		record(r)
 		return r
@@ -110,16 +112,19 @@ func TestE2E(t *testing.T) {
 	t.Run("proxy-no-fix", func(t *testing.T) {
 		p := startProxy(t, demoBin(t), dir, "no-fix", c.kubeconfig, "-no-fix")
 		r := run(t, fmt.Sprintf("proxy-no-fix-qps%d", cfg.qps), p.kubeconfig, cfg.qps, true)
-		p.stop(t)
+		p.shutdown(t)
 		wantGoawayFailures(t, r)
 	})
 	t.Run("proxy-fixed", func(t *testing.T) {
 		p := startProxy(t, demoBin(t), dir, "fixed", c.kubeconfig)
 		r := run(t, fmt.Sprintf("proxy-fixed-qps%d", cfg.qps), p.kubeconfig, cfg.qps, true)
 		m := p.metrics(t)
-		p.stop(t)
+		p.shutdown(t)
 		wantNoFailures(t, r)
 		logMetrics(t, m)
+		// The fix must have been what saved the GOAWAY'd requests, not a quiet run.
+		wantMetric(t, m, "teebody_replays_served_total", func(v float64) bool { return v > 0 }, "> 0")
+		wantMetric(t, m, "teebody_retry_later_written_total", func(v float64) bool { return v == 0 }, "0")
 	})
 	t.Run("proxy-429", func(t *testing.T) {
 		// A budget smaller than one body: no request can be kept, so every GOAWAY'd request gets the proxy's 429
@@ -127,9 +132,13 @@ func TestE2E(t *testing.T) {
 		p := startProxy(t, demoBin(t), dir, "429", c.kubeconfig, "-total-bytes", "512")
 		r := run(t, fmt.Sprintf("proxy-429-path-qps%d", cfg.qps), p.kubeconfig, cfg.qps, false)
 		m := p.metrics(t)
-		p.stop(t)
+		p.shutdown(t)
 		wantNoFailures(t, r)
 		logMetrics(t, m)
+		// The path was taken: replays were refused and answered with 429s. (Small bodies, such as a delete's
+		// options, still fit the budget and may be replayed.)
+		wantMetric(t, m, "teebody_replays_refused_total", func(v float64) bool { return v > 0 }, "> 0")
+		wantMetric(t, m, "teebody_retry_later_written_total", func(v float64) bool { return v > 0 }, "> 0")
 	})
 	if cfg.recordQPS > 0 {
 		t.Run("record", func(t *testing.T) {
@@ -147,12 +156,24 @@ func TestE2E(t *testing.T) {
 	t.Logf("end-to-end suite took %v", time.Since(start).Round(time.Second))
 }
 
+// wantMetric checks the sum of a proxy metric's samples.
+func wantMetric(t *testing.T, m map[string]float64, name string, ok func(float64) bool, want string) {
+	t.Helper()
+	v, found := sumMetric(m, name)
+	if !found {
+		t.Errorf("the proxy's /metrics has no %s", name)
+	} else if !ok(v) {
+		t.Errorf("proxy metric %s = %v, want %s", name, v, want)
+	}
+}
+
 // logMetrics logs the proxy's teebody metrics, the evidence of what the fix did.
 func logMetrics(t *testing.T, m map[string]float64) {
 	t.Helper()
-	for name, v := range m {
-		if len(name) > 8 && name[:8] == "teebody_" {
-			t.Logf("proxy metric %s = %v", name, v)
+	names := slices.Sorted(maps.Keys(m))
+	for _, name := range names {
+		if strings.HasPrefix(name, "teebody_") {
+			t.Logf("proxy metric %s = %v", name, m[name])
 		}
 	}
 }
