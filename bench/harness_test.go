@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -500,6 +499,3 @@ func (l leakCheck) verify(tb testing.TB) {
 		tb.Errorf("goroutines: %d after the run, %d before", n, l.baseline)
 	}
 }
-
-// errNoTeebody is returned while pkg/transport is not there yet.
-var errNoTeebody = errors.New("bench: the teebody transport is not built in")
