@@ -204,6 +204,7 @@ type stackConfig struct {
 	kind         string
 	goawayChance float64
 	frontH2      bool  // TLS HTTP/2 between client and proxy; else cleartext HTTP/1.1
+	handWritten  bool  // a hand-written forwarding handler instead of httputil.ReverseProxy
 	totalBytes   int64 // teebody budget; 0: the transport's default
 	perRequest   int64 // teebody per-request limit; 0: the transport's default
 }
@@ -240,13 +241,16 @@ func newStack(tb testing.TB, cfg stackConfig) *stack {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rp := &httputil.ReverseProxy{
+	var h http.Handler = &httputil.ReverseProxy{
 		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(upURL) },
 		Transport:    &s.closes,
 		ErrorLog:     discardLog,
 		ErrorHandler: s.proxyError,
 	}
-	s.front = httptest.NewUnstartedServer(rp)
+	if cfg.handWritten {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.forward(w, r, upURL) })
+	}
+	s.front = httptest.NewUnstartedServer(h)
 	s.front.Config.ErrorLog = discardLog
 	if cfg.frontH2 {
 		s.front.EnableHTTP2 = true
@@ -265,6 +269,36 @@ func newStack(tb testing.TB, cfg stackConfig) *stack {
 	}
 	s.client = &http.Client{Transport: s.clientTr}
 	return s
+}
+
+// forward is a hand-written proxy handler, as many Kubernetes proxies have:
+// unlike httputil.ReverseProxy it does not guard the inbound body against a
+// Read after the handler returned (DESIGN.md facts 6 and 7), so the
+// transport alone must stop reading it in time.
+func (s *stack) forward(w http.ResponseWriter, r *http.Request, upstream *url.URL) {
+	target := *upstream
+	target.Path = r.URL.Path
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), r.Body)
+	if err != nil {
+		s.proxyError(w, r, err)
+		return
+	}
+	if r.ContentLength == 0 {
+		out.Body = http.NoBody
+	}
+	out.ContentLength = r.ContentLength
+	out.Header = r.Header.Clone()
+	resp, err := s.closes.RoundTrip(out)
+	if err != nil {
+		s.proxyError(w, r, err)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
 }
 
 func (s *stack) proxyError(w http.ResponseWriter, r *http.Request, err error) {

@@ -120,6 +120,52 @@ func TestGoawayIsReplayed(t *testing.T) {
 	}
 }
 
+// TestGoawayThroughHandWrittenProxy: the same, through a forwarding handler
+// that lacks ReverseProxy's guard on the inbound body, with an HTTP/1.1
+// front (whose server bodies may come back truncated with a nil error if
+// read after the handler returned, DESIGN.md fact 7) and an HTTP/2 one.
+func TestGoawayThroughHandWrittenProxy(t *testing.T) {
+	const size = 64*kib + 5
+	for _, kind := range []string{kindTeebody, kindReadAll} {
+		for _, h2 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("transport=%s/h2front=%t", kind, h2), func(t *testing.T) {
+				cfg := stackConfig{kind: kind, goawayChance: 0.2, handWritten: true, frontH2: h2}
+				withStack(t, cfg, func(s *stack) {
+					st := s.run(t.Context(), 80, 8, size, nil)
+					if s.ut.stats != nil {
+						t.Logf("%d GOAWAYs; stats: %s", s.up.goaways.Load(), s.ut.stats())
+					}
+					if st.ok != st.ops {
+						t.Errorf("%d corrupt, %d failed, %d 429 of %d uploads: %v; proxy errors %v",
+							st.corrupt, st.failed, st.retryLater, st.ops, st.sampleErr, s.errors())
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestGoawayWithSpentBudget: GOAWAYs while the budget is far too small to
+// keep every body. A body that could not be kept cannot be replayed; the
+// proxy must then answer 429 (which clients retry), never a 502, and never
+// send the upstream a wrong body.
+func TestGoawayWithSpentBudget(t *testing.T) {
+	const size = 64 * kib
+	cfg := stackConfig{kind: kindTeebody, goawayChance: 0.2, totalBytes: 96 * kib, perRequest: 96 * kib}
+	withStack(t, cfg, func(s *stack) {
+		st := s.run(t.Context(), 120, 8, size, nil)
+		t.Logf("%d GOAWAYs, %d ok, %d 429, %d failed; stats: %s",
+			s.up.goaways.Load(), st.ok, st.retryLater, st.failed, s.ut.stats())
+		if st.corrupt > 0 || st.failed > 0 {
+			t.Errorf("%d corrupt and %d failed of %d uploads: %v; proxy errors %v",
+				st.corrupt, st.failed, st.ops, st.sampleErr, s.errors())
+		}
+		if s.up.goaways.Load() == 0 {
+			t.Fatalf("the upstream sent no GOAWAY in %d requests", s.up.requests.Load())
+		}
+	})
+}
+
 // errRecorder is a testing.TB whose Errorf only records.
 type errRecorder struct {
 	testing.TB
