@@ -1,0 +1,44 @@
+package upstream_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/teebody/teebody/cmd/demo/internal/upstream"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestStart(t *testing.T) {
+	u, err := upstream.Start(upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := u.Spec()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(spec.CAData)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	for token, want := range map[string]int{spec.Token: http.StatusOK, "": http.StatusUnauthorized} {
+		req, _ := http.NewRequest("GET", spec.Server+"/version", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want || resp.ProtoMajor != 2 {
+			t.Errorf("token %q: %s %d, want HTTP/2 %d", token, resp.Proto, resp.StatusCode, want)
+		}
+	}
+	if err := u.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-u.Done()
+}
