@@ -25,7 +25,12 @@ func num(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-func times(v float64) string { return fmt.Sprintf("%.2f×", v) }
+func times(v float64) string {
+	if v != 0 && math.Abs(v) < 0.01 {
+		return fmt.Sprintf("%.2g×", v)
+	}
+	return fmt.Sprintf("%.2f×", v)
+}
 
 // metric is a column of a family's table.
 type metric struct {
@@ -48,7 +53,10 @@ func table(w io.Writer, s *set, family string, m metric) {
 	if m.lowerIsBetter {
 		better = "lower is better"
 	}
-	n := rows[0].rounds(plain, m.unit)
+	n := 0
+	for _, k := range transports {
+		n = max(n, rows[0].rounds(k, m.unit))
+	}
 	fmt.Fprintf(w, "%s (median of %d rounds; %s)\n\n", m.title, n, better)
 	fmt.Fprintf(w, "| %s | plain | teebody | readall | teebody ÷ plain | teebody ÷ readall |\n", paramTitle(rows[0]))
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|\n")
@@ -166,8 +174,13 @@ func goals(s *set) []goal {
 		g := goal{name: "Bytes held ≤ budget + one chunk per request in flight"}
 		if ok1 && ok2 {
 			ra, _ := r.max(readAll, "peak-held-MiB")
-			g.measured = fmt.Sprintf("worst peak %s MiB ≤ bound %s MiB (read-everything-first: %s MiB, unbounded)",
+			g.measured = fmt.Sprintf("worst Budget.Peak %s MiB, bound %s MiB (read-everything-first: %s MiB, unbounded)",
 				num(peak), num(bound), num(ra))
+			ht, ok3 := r.median(teebody, "heap-added-MiB")
+			hp, ok4 := r.median(plain, "heap-added-MiB")
+			if ok3 && ok4 {
+				g.measured += fmt.Sprintf("; Go heap peak %s MiB above plain's (median)", num(ht-hp))
+			}
 			g.met, g.known = peak <= bound, true
 		}
 		gs = append(gs, g)
