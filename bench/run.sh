@@ -36,7 +36,10 @@ else
 	started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 	t0=$(date +%s)
 	load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
-	commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+	if [ -n "$(git status --porcelain -- bench pkg go.mod go.sum 2>/dev/null)" ]; then
+		commit="$commit, with uncommitted changes in bench/, pkg/ or go.mod"
+	fi
 
 	go test -c -o "$work/bench.test" ./bench
 

@@ -236,9 +236,9 @@ func write(w io.Writer, o options, s *set) error {
 
 	p("## Run\n\n")
 	p("| | |\n|---|---|\n")
-	p("| command | `%s` |\n", o.command)
+	p("| command | `%s` |\n", cell(o.command))
 	if o.benchCommand != "" {
-		p("| go test | `%s` |\n", o.benchCommand)
+		p("| go test | `%s` |\n", cell(o.benchCommand))
 	}
 	if o.commit != "" {
 		p("| commit | `%s` |\n", o.commit)
@@ -352,6 +352,10 @@ func write(w io.Writer, o options, s *set) error {
 	}
 	return nil
 }
+
+// cell escapes the pipes of a table cell's text (GitHub's tables split on
+// them even inside code spans).
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 func orDash(s string) string {
 	if s == "" {
