@@ -1,0 +1,172 @@
+package transport_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/teebody/teebody/pkg/teebody"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// newCountingUpstream stands for the real upstream (a Kubernetes API
+// server): it answers with the number of body bytes it received.
+func newCountingUpstream() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "upstream got %d bytes", n)
+	}))
+}
+
+func printResponse(resp *http.Response, err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.Status, string(b))
+}
+
+// Behind httputil.ReverseProxy: set the Transport and its ErrorHandler, so
+// that a request that cannot be replayed after a GOAWAY is answered 429
+// with Retry-After instead of 502.
+func ExampleNew() {
+	upstream := newCountingUpstream()
+	defer upstream.Close()
+	target, _ := url.Parse(upstream.URL)
+
+	tr := transport.New(nil, transport.DefaultConfig()) // nil: http.DefaultTransport
+	defer tr.CloseIdleConnections()
+	proxy := &httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:    tr,
+		ErrorHandler: tr.ErrorHandler,
+	}
+	front := httptest.NewServer(proxy)
+	defer front.Close()
+
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	printResponse(client.Post(front.URL, "text/plain", strings.NewReader("hello, upstream")))
+	fmt.Println("buffered by the proxy:", tr.Stats().Buffered)
+	// Output:
+	// 200 OK upstream got 15 bytes
+	// buffered by the proxy: 1
+}
+
+// As an http.Client's transport: a body that http.NewRequest cannot rewind
+// by itself (here a MultiReader; in a program, a stream) becomes
+// replayable. Bodies that can (bytes.Reader, strings.Reader, bytes.Buffer)
+// already have GetBody and pass through untouched.
+func ExampleNew_client() {
+	upstream := newCountingUpstream()
+	defer upstream.Close()
+
+	tr := transport.New(&http.Transport{ForceAttemptHTTP2: true}, transport.DefaultConfig())
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+
+	stream := io.MultiReader(strings.NewReader("hello, "), strings.NewReader("world"))
+	printResponse(client.Post(upstream.URL, "text/plain", stream))
+	printResponse(client.Post(upstream.URL, "text/plain", strings.NewReader("rewindable")))
+
+	st := tr.Stats()
+	fmt.Println("buffered:", st.Buffered, "passed through with GetBody:", st.PassedThrough.GetBodySet)
+	// Output:
+	// 200 OK upstream got 12 bytes
+	// 200 OK upstream got 10 bytes
+	// buffered: 1 passed through with GetBody: 1
+}
+
+// Wrap has the shape of client-go's rest.Config.Wrap argument (a
+// transport.WrapperFunc), so a client-go program writes
+//
+//	restConfig.Wrap(transport.Wrap(cfg))
+//
+// and every client made from restConfig shares one budget of
+// cfg.TotalBytes. Here it wraps a plain transport the same way.
+func ExampleWrap() {
+	upstream := newCountingUpstream()
+	defer upstream.Close()
+
+	cfg, err := transport.ConfigFromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	wrap := transport.Wrap(cfg)
+	inner := &http.Transport{}
+	defer inner.CloseIdleConnections()
+	client := &http.Client{Transport: wrap(inner)}
+
+	printResponse(client.Post(upstream.URL, "application/json", io.MultiReader(strings.NewReader(`{"kind":"ConfigMap"}`))))
+	fmt.Println("buffered:", client.Transport.(*transport.Transport).Stats().Buffered)
+	// Output:
+	// 200 OK upstream got 20 bytes
+	// buffered: 1
+}
+
+func ExampleConfigFromEnv() {
+	os.Setenv(transport.EnvTotalBytes, "1GiB")
+	os.Setenv(transport.EnvPerRequestBytes, "2Gi") // capped at the total
+	cfg, err := transport.ConfigFromEnv()
+	fmt.Println(cfg.TotalBytes, cfg.PerRequestBytes, err)
+
+	os.Setenv(transport.EnvPerRequestBytes, "12XB")
+	_, err = transport.ConfigFromEnv()
+	fmt.Println(err)
+
+	os.Unsetenv(transport.EnvTotalBytes)
+	os.Unsetenv(transport.EnvPerRequestBytes)
+	// Output:
+	// 1073741824 1073741824 <nil>
+	// TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_PER_REQ: transport: invalid size "12XB": unknown unit "XB"
+}
+
+func ExampleParseSize() {
+	for _, s := range []string{"1048576", "512MiB", "50Mi", "1G", "1.5GiB", "0", "1.5"} {
+		n, err := transport.ParseSize(s)
+		fmt.Println(s, n, err)
+	}
+	// Output:
+	// 1048576 1048576 <nil>
+	// 512MiB 536870912 <nil>
+	// 50Mi 52428800 <nil>
+	// 1G 1000000000 <nil>
+	// 1.5GiB 1610612736 <nil>
+	// 0 0 <nil>
+	// 1.5 0 transport: invalid size "1.5": not a whole number of bytes
+}
+
+// WriteRetryLater is the answer of Transport.ErrorHandler, for proxies that
+// handle errors themselves.
+func ExampleWriteRetryLater() {
+	rec := httptest.NewRecorder()
+	transport.WriteRetryLater(rec, 2*time.Second)
+	fmt.Println(rec.Code, rec.Header().Get("Retry-After"))
+	fmt.Println(rec.Body.String())
+	// Output:
+	// 429 2
+	// {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the request body could not be replayed after the upstream closed its connection; please try again in 2s","reason":"TooManyRequests","details":{"retryAfterSeconds":2},"code":429}
+}
+
+func ExampleShouldRetryLater() {
+	for _, err := range []error{
+		&teebody.NotReplayableError{Reason: teebody.ReasonNoBudget},
+		errors.New("net/http: cannot rewind body after connection loss"),
+		errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"),
+	} {
+		fmt.Println(transport.ShouldRetryLater(err))
+	}
+	// Output:
+	// true
+	// true
+	// false
+}
