@@ -40,6 +40,9 @@ func TestIsGoaway(t *testing.T) {
 	if !load.IsGoaway(errors.New("proxy error: net/http: cannot rewind body after connection loss")) {
 		t.Error("net/http's form of the same failure not recognised")
 	}
+	if !load.IsGoaway(errors.New("proxy error: ReverseProxy does an invalid Read on closed Body")) {
+		t.Error("ReverseProxy's form of the same failure not recognised")
+	}
 	if load.IsGoaway(errors.New("connection refused")) || load.IsGoaway(nil) {
 		t.Error("other errors taken for GOAWAY")
 	}

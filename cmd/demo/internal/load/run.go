@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,15 +160,22 @@ func (r *runner) cleanup(ctx context.Context, name string) {
 	_ = r.setup.CoreV1().ConfigMaps(r.ns).Delete(ctx, name, metav1.DeleteOptions{})
 }
 
+// fail counts a failed operation. The samples are the first failures, but
+// the first failure of the other kind (GOAWAY or not) always gets in, so
+// that a rare kind is not hidden behind a frequent one.
 func (r *runner) fail(err error) {
 	r.failed.Add(1)
-	if IsGoaway(err) {
+	goaway := IsGoaway(err)
+	if goaway {
 		r.goaway.Add(1)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.samples) < maxSampleErrors {
+	switch {
+	case len(r.samples) < maxSampleErrors:
 		r.samples = append(r.samples, err.Error())
+	case !slices.ContainsFunc(r.samples, func(s string) bool { return IsGoaway(errors.New(s)) == goaway }):
+		r.samples[len(r.samples)-1] = err.Error()
 	}
 }
 
