@@ -2,8 +2,10 @@ package transport_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/teebody/teebody/pkg/transport"
 )
@@ -103,10 +105,12 @@ func TestReverseProxyGOAWAY(t *testing.T) {
 			client = f.client(t)
 			n := 2000
 			if proxyKind != "ReverseProxy" {
-				n = 1000
+				n = 600
 			}
 			bodies := randomBodies(7, requestCount(n), 2<<20)
+			stopScraping := scrapeStats(tr)
 			fixed := runLoad(context.Background(), client, f.srv.URL, bodies, 16)
+			stopScraping()
 			drain(t, tr)
 			st := tr.Stats()
 			t.Logf("with the transport: %v; wrong bytes upstream: %d; GOAWAYs sent: %d; stats %+v",
@@ -174,7 +178,7 @@ func TestTransportGOAWAY(t *testing.T) {
 
 			u = newUpstream(t, true, goawayEvery)
 			tr := transport.New(inner.rt(u), quietConfig())
-			fixed := runLoad(context.Background(), tr, u.srv.URL, randomBodies(8, requestCount(1000), 2<<20), 16)
+			fixed := runLoad(context.Background(), tr, u.srv.URL, randomBodies(8, requestCount(600), 2<<20), 16)
 			drain(t, tr)
 			st := tr.Stats()
 			t.Logf("with the transport: %v; wrong bytes upstream: %d; GOAWAYs sent: %d; stats %+v",
@@ -186,5 +190,35 @@ func TestTransportGOAWAY(t *testing.T) {
 				t.Error("no replay served: the run did not exercise the fix")
 			}
 		})
+	}
+}
+
+// scrapeStats reads tr's Stats every millisecond, as a metrics scraper would, so
+// that the race detector sees Stats concurrent with RoundTrip, until the
+// returned function is called.
+func scrapeStats(tr *transport.Transport) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		var last transport.Stats
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			st := tr.Stats()
+			if st.Requests < last.Requests || st.PeakBytesHeld < last.PeakBytesHeld {
+				panic(fmt.Sprintf("Stats went backwards: %+v after %+v", st, last))
+			}
+			last = st
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
 	}
 }

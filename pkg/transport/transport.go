@@ -122,8 +122,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// one has read can go (DESIGN.md section 3, Sealed).
 	tee.Seal()
 	resp.Request = req
-	if resp.Body == nil {
-		// Nothing will ever be closed to tell us the exchange is over.
+	if resp.Body == nil || resp.Body == http.NoBody {
+		// An empty response (HEAD, 204, 304, or a broken RoundTripper's
+		// nil) is complete now, and callers often never close NoBody: end
+		// the request at once rather than hold the buffer until a Close
+		// that may not come. Any rest of the request body is not sent.
 		t.end(tee)
 		return resp, nil
 	}
