@@ -50,8 +50,8 @@ type outcome struct {
 func runDemo(ctx context.Context, args []string, c *cli) int {
 	fs := newFlags("", demoSynopsis, c)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: %s\n\nThe same load against an embedded API server with the API server's GOAWAY filter: directly,\n"+
-			"through a reverse proxy without the fix, with it, and with it and a budget too small for the bodies.\n\nflags:\n", demoSynopsis)
+		fmt.Fprintf(fs.Output(), "%s\nusage: %s\n\nThe same load against an embedded API server with the API server's GOAWAY filter: directly,\n"+
+			"through a reverse proxy without the fix, with it, and with it and a budget too small for the bodies.\n\nflags:\n", usage, demoSynopsis)
 		fs.PrintDefaults()
 	}
 	var lf loadFlags

@@ -22,7 +22,7 @@ const (
 )
 
 const usage = `usage:
-  demo [flags]            the four-way run against an embedded API server (demo -h for flags)
+  demo [flags]            the four-way run against an embedded API server (flags: demo -h)
   demo load [flags]       create and delete ConfigMaps through client-go, count the failures
   demo proxy [flags]      the fix in front of a cluster: a reverse proxy through package transport
   demo upstream [flags]   the embedded API server on its own, with the API server's GOAWAY filter
@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, c *cli) int {
 		return runUpstream(ctx, args[1:], c)
 	case "compare":
 		return runCompare(args[1:], c)
-	case "help", "-h", "-help", "--help":
+	case "help":
 		fmt.Fprint(c.stdout, usage)
 		return exitOK
 	}
