@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -20,8 +19,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"golang.org/x/net/http2"
 )
 
 // The headers by which a test client tells the upstream what it sends.
@@ -128,14 +125,6 @@ func h1Transport(t testing.TB, u *upstream) *http.Transport {
 func h2Transport(t testing.TB, u *upstream) *http.Transport {
 	tr := u.srv.Client().Transport.(*http.Transport).Clone()
 	tr.ForceAttemptHTTP2 = true
-	t.Cleanup(tr.CloseIdleConnections)
-	return tr
-}
-
-// xh2Transport returns golang.org/x/net/http2's transport to u, used
-// directly.
-func xh2Transport(t testing.TB, u *upstream) *http2.Transport {
-	tr := &http2.Transport{TLSClientConfig: u.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()}
 	t.Cleanup(tr.CloseIdleConnections)
 	return tr
 }
@@ -335,11 +324,6 @@ func errClass(err error) string {
 		return "broken pipe"
 	}
 	return s
-}
-
-// tlsConfigFor returns a client TLS config trusting srv.
-func tlsConfigFor(srv *httptest.Server) *tls.Config {
-	return srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 }
 
 // guardedBody wraps a server-side request body and records every Read that
