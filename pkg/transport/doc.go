@@ -63,6 +63,24 @@
 // before its handler returns (httputil.ReverseProxy does), and a client must
 // close it as always.
 //
+// A response without a body (http.NoBody: HEAD, 204, 304) ends the request
+// at once, since callers often never close it.
+//
+// # Configuration
+//
+// DefaultConfig keeps up to DefaultPerRequestBytes (50 MiB) per request and
+// DefaultTotalBytes (500 MiB) in all, and announces a Retry-After of one
+// second. ConfigFromEnv starts from it and reads EnvTotalBytes
+// (TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL) and EnvPerRequestBytes
+// (TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_PER_REQ), in bytes or with a unit
+// ("524288000", "500MiB", "50Mi", "1G", "1.5GiB"; see ParseSize). A value
+// <= 0 disables buffering, the per-request limit is capped at the total,
+// and a malformed value is an error naming the variable and the value,
+// never a silent default. The total bounds the memory a proxy spends on
+// replays under any load; the per-request limit is the largest body that
+// can survive a GOAWAY (a Kubernetes API server refuses request bodies over
+// 3 MiB by default, so the default covers every write it would accept).
+//
 // # When a replay is impossible
 //
 // If the upstream refuses a request whose body could not be kept, GetBody
@@ -75,6 +93,16 @@
 // kubectl retry for every verb. Every other error gets ReverseProxy's 502.
 // ShouldRetryLater is the predicate behind it, and WriteRetryLater the
 // answer, for proxies of other shapes.
+//
+// # HTTP/1.1 upstreams
+//
+// net/http's HTTP/1 transport uses GetBody too, to send a request again on a
+// new connection when the old one was lost before the request got through;
+// but it does so only for requests it deems replayable: idempotent methods,
+// or a POST, PUT, PATCH or DELETE with an Idempotency-Key header
+// (Request.isReplayable, golang.org/issue/19943). For those the Transport
+// turns "http: server closed idle connection" into a retry; a request that
+// was partly written to a dead connection still fails, as without it.
 //
 // # Guarantees
 //
