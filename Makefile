@@ -30,5 +30,13 @@ lint:
 fuzz:
 	$(GO) test ./pkg/teebody -run '^$$' -fuzz '^FuzzTee$$' -fuzztime $(FUZZTIME)
 
+## demo: the main job: the GOAWAY failure and its fix, four ways, against the embedded API server.
+demo:
+	cd cmd/demo && $(GO) run .
+
+## bench: the benchmark suite, summarised with benchstat into docs/BENCHMARKS.md (about 10 minutes).
+bench:
+	bash bench/run.sh
+
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
