@@ -4,16 +4,16 @@
 # The suite runs in ROUNDS interleaved rounds (each round runs every
 # benchmark once), so that a burst of outside load on a shared machine hits
 # every transport alike; benchstat and bench/report then summarise the rounds.
-# About 10 minutes on 2 cores with the defaults.
+# About 8–10 minutes on 2 cores with the defaults.
 #
-#   ROUNDS=8 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
+#   ROUNDS=10 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
 #
 # KEEP=DIR keeps the raw output (raw.txt, the benchstat tables, meta.env) in
 # DIR; REPORT_FROM=DIR rewrites OUT from such a DIR without running anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ROUNDS=${ROUNDS:-8}
+ROUNDS=${ROUNDS:-10}
 BENCHTIME=${BENCHTIME:-1s}
 SLOWTIME=${SLOWTIME:-3x}
 OUT=${OUT:-docs/BENCHMARKS.md}
@@ -45,14 +45,15 @@ else
 
 	fast="-test.run ^\$ -test.bench ^Benchmark(Proxy|Load|Goaway)\$ -test.benchtime $BENCHTIME -test.count 1"
 	slow="-test.run ^\$ -test.bench ^BenchmarkSlowClient\$ -test.benchtime $SLOWTIME -test.count 1"
-	bench_command="go test -c -o bench.test ./bench; then $ROUNDS times: ./bench.test $fast; ./bench.test $slow"
+	bench_command="go test -c -o bench.test ./bench; then for i in 1..$ROUNDS: BENCH_ROUND=\$i ./bench.test $fast; BENCH_ROUND=\$i ./bench.test $slow"
 
 	for i in $(seq 1 "$ROUNDS"); do
 		echo "== round $i of $ROUNDS ($(($(date +%s) - t0)) s)" >&2
+		# BENCH_ROUND rotates the order of the transports from round to round.
 		# shellcheck disable=SC2086 # the flags are words on purpose
-		"$work/bench.test" $fast | tee -a "$work/raw.txt"
+		BENCH_ROUND=$i "$work/bench.test" $fast | tee -a "$work/raw.txt"
 		# shellcheck disable=SC2086
-		"$work/bench.test" $slow | tee -a "$work/raw.txt"
+		BENCH_ROUND=$i "$work/bench.test" $slow | tee -a "$work/raw.txt"
 	done
 	rm -f "$work/bench.test"
 

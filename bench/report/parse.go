@@ -155,3 +155,13 @@ func (r *row) ratio(num, den, unit string) (float64, bool) {
 	}
 	return a / b, true
 }
+
+// pValue is the Mann-Whitney p-value of the rounds of a unit, a against b;
+// ok is false if either has no values.
+func (r *row) pValue(a, b, unit string) (float64, bool) {
+	va, vb := r.values[a][unit], r.values[b][unit]
+	if len(va) == 0 || len(vb) == 0 {
+		return 0, false
+	}
+	return mannWhitneyP(va, vb), true
+}

@@ -108,7 +108,7 @@ func TestWriteHasTablesAndRatios(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"| command | `bash bench/run.sh` |",
-		"| 1KiB | 11.00 | 10.00 | 8.000 | 0.91× | 1.25× |",
+		"| 1KiB | 11.00 | 10.00 | 8.000 | 0.91× | 0.67 | 1.25× | 0.22 |",
 		"| CPU | cpu |",
 		"**missed**",
 	} {

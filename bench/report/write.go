@@ -32,6 +32,14 @@ func times(v float64) string {
 	return fmt.Sprintf("%.2f×", v)
 }
 
+// pval formats a p-value, in bold when it is significant at α = 0.05.
+func pval(p float64) string {
+	if p < 0.05 {
+		return fmt.Sprintf("**%.3f**", p)
+	}
+	return fmt.Sprintf("%.2f", p)
+}
+
 // metric is a column of a family's table.
 type metric struct {
 	unit, title string
@@ -57,9 +65,9 @@ func table(w io.Writer, s *set, family string, m metric) {
 	for _, k := range transports {
 		n = max(n, rows[0].rounds(k, m.unit))
 	}
-	fmt.Fprintf(w, "%s (median of %d rounds; %s)\n\n", m.title, n, better)
-	fmt.Fprintf(w, "| %s | plain | teebody | readall | teebody ÷ plain | teebody ÷ readall |\n", paramTitle(rows[0]))
-	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "%s (median of %d rounds; %s; p: Mann-Whitney over the rounds, bold below 0.05)\n\n", m.title, n, better)
+	fmt.Fprintf(w, "| %s | plain | teebody | readall | teebody ÷ plain | p | teebody ÷ readall | p |\n", paramTitle(rows[0]))
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		cells := []string{paramValue(r)}
 		for _, k := range transports {
@@ -75,6 +83,11 @@ func table(w io.Writer, s *set, family string, m metric) {
 		for _, den := range []string{plain, readAll} {
 			if v, ok := r.ratio(teebody, den, m.unit); ok {
 				cells = append(cells, times(v))
+			} else {
+				cells = append(cells, "–")
+			}
+			if pv, ok := r.pValue(teebody, den, m.unit); ok && r.rounds(teebody, m.unit) > 1 {
+				cells = append(cells, pval(pv))
 			} else {
 				cells = append(cells, "–")
 			}
@@ -137,6 +150,9 @@ func goals(s *set) []goal {
 			mark := ""
 			if !good {
 				met, mark = false, " (missed)"
+			}
+			if pv, ok := r.pValue(teebody, plain, g.unit); ok && r.rounds(teebody, g.unit) > 1 {
+				mark += fmt.Sprintf(" p=%.2f", pv)
 			}
 			parts = append(parts, fmt.Sprintf("%s %s%s", paramValue(r), times(v), mark))
 		}
