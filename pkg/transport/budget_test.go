@@ -75,9 +75,9 @@ func TestBudgetSpent(t *testing.T) {
 	}
 
 	// Rounds of 48 concurrent writes, until the budget has made at least one
-	// GOAWAY-refused request unreplayable (at most 5 rounds).
+	// GOAWAY-refused request unreplayable (at most 10 rounds).
 	var ids []string
-	for round := 0; round < 5 && retryLater.Load() == 0; round++ {
+	for round := 0; round < 10 && retryLater.Load() == 0; round++ {
 		bodies := uniformBodies(uint64(400+round), 48, 64<<10, 128<<10)
 		var wg sync.WaitGroup
 		for i, b := range bodies {
