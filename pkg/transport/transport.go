@@ -19,7 +19,7 @@ import (
 // A Transport is safe for concurrent use by multiple goroutines. Create it
 // with New or Wrap; the zero value is not usable.
 type Transport struct {
-	inner   http.RoundTripper
+	inner   http.RoundTripper // read-only after New
 	cfg     Config          // read-only after New
 	enabled bool            // read-only after New
 	limit   int64           // per-request limit; read-only after New
