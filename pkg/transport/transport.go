@@ -20,10 +20,10 @@ import (
 // with New or Wrap; the zero value is not usable.
 type Transport struct {
 	inner   http.RoundTripper // read-only after New
-	cfg     Config          // read-only after New
-	enabled bool            // read-only after New
-	limit   int64           // per-request limit; read-only after New
-	budget  *teebody.Budget // nil when disabled; read-only after New
+	cfg     Config            // read-only after New
+	enabled bool              // read-only after New
+	limit   int64             // per-request limit; read-only after New
+	budget  *teebody.Budget   // nil when disabled; read-only after New
 
 	counters counters // atomics
 
