@@ -195,8 +195,8 @@ func (p *demoProxy) shutdown(t *testing.T) {
 	}
 }
 
-// kubeconfigFields reads the server URL, the token and the CA data out of a one-cluster kubeconfig. The suite
-// depends on nothing from Kubernetes, so this reads the three keys by name.
+// serverKey, tokenKey and caKey read the server URL, the token and the CA data out of a one-cluster kubeconfig.
+// The suite depends on nothing from Kubernetes, so it reads the three keys by name.
 var (
 	serverKey = regexp.MustCompile(`(?m)^\s*server:\s*"?([^"\s]+)"?\s*$`)
 	tokenKey  = regexp.MustCompile(`(?m)^\s*token:\s*"?([^"\s]+)"?\s*$`)

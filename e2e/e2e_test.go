@@ -127,8 +127,9 @@ func TestE2E(t *testing.T) {
 		wantMetric(t, m, "teebody_retry_later_written_total", func(v float64) bool { return v == 0 }, "0")
 	})
 	t.Run("proxy-429", func(t *testing.T) {
-		// A budget smaller than one body: no request can be kept, so every GOAWAY'd request gets the proxy's 429
-		// with Retry-After, and client-go's own retries (no -no-retry) carry it through.
+		// A budget smaller than one ConfigMap's body: a create cannot be kept, so a GOAWAY'd create gets the
+		// proxy's 429 with Retry-After instead of a replay, and client-go's own retries (no -no-retry) carry it
+		// through.
 		p := startProxy(t, demoBin(t), dir, "429", c.kubeconfig, "-total-bytes", "512")
 		r := run(t, fmt.Sprintf("proxy-429-path-qps%d", cfg.qps), p.kubeconfig, cfg.qps, false)
 		m := p.metrics(t)
@@ -142,7 +143,7 @@ func TestE2E(t *testing.T) {
 	})
 	if cfg.recordQPS > 0 {
 		t.Run("record", func(t *testing.T) {
-			// The original experiment's rate: GOAWAY failures are rare and noisy here (0 to 13 per 1,000), so
+			// The original experiment's rate: GOAWAY failures are rare and noisy here (0 to 14 per 1,000 in the runs recorded in docs/E2E.md), so
 			// this run is kept for the table only.
 			run(t, fmt.Sprintf("direct-no-retry-qps%d", cfg.recordQPS), c.kubeconfig, cfg.recordQPS, true)
 		})
