@@ -6,7 +6,7 @@ GO         ?= go
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME   ?= 30s
 
-.PHONY: all test lint fuzz bench e2e demo tidy
+.PHONY: all test lint fuzz bench e2e demo goaway tidy
 
 all: lint test
 
@@ -37,6 +37,16 @@ demo:
 ## bench: the benchmark suite, summarised with benchstat into docs/BENCHMARKS.md (about 10 minutes).
 bench:
 	bash bench/run.sh
+
+## e2e: build kube-apiserver and etcd into e2e/bin (only when the pins change; about 5 minutes cold on 2 cores),
+## then run the original GOAWAY experiment against them (docs/E2E.md); logs and results in out/e2e.
+e2e:
+	cd e2e && GO=$(GO) ./build.sh
+	cd e2e && TEEBODY_E2E=1 $(GO) test -count=1 -v -timeout 30m -run '^TestE2E$$' . -args -out ../out/e2e
+
+## goaway: the failure and the fix side by side through the transport, with the counts.
+goaway:
+	$(GO) test -race -count=1 -v -run 'TestReverseProxyGOAWAY|TestTransportGOAWAY|TestBudgetSpent' ./pkg/transport/
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
