@@ -37,7 +37,7 @@ else
 	t0=$(date +%s)
 	load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
 	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-	if [ -n "$(git status --porcelain -- bench pkg go.mod go.sum 2>/dev/null)" ]; then
+	if [ -n "$(git status --porcelain --untracked-files=no -- bench pkg go.mod go.sum 2>/dev/null)" ]; then
 		commit="$commit, with uncommitted changes in bench/, pkg/ or go.mod"
 	fi
 

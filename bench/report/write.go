@@ -195,7 +195,7 @@ func goals(s *set) []goal {
 			ht, ok3 := r.median(teebody, "heap-added-MiB")
 			hp, ok4 := r.median(plain, "heap-added-MiB")
 			if ok3 && ok4 {
-				g.measured += fmt.Sprintf("; Go heap peak %s MiB above plain's (median)", num(ht-hp))
+				g.measured += fmt.Sprintf("; Go heap peak above baseline %s MiB, plain's %s MiB (medians)", num(ht), num(hp))
 			}
 			g.met, g.known = peak <= bound, true
 		}
