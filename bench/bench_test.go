@@ -83,11 +83,13 @@ func BenchmarkProxy(b *testing.B) {
 					warmUp(b, s, size)
 					b.SetBytes(int64(size))
 					b.ReportAllocs()
+					s.resetCounts()
 					b.ResetTimer()
 					cpu0 := cpuTime()
 					st := s.run(ctxFor(b), b.N, 1, size, nil)
 					b.StopTimer()
 					reportCPU(b, cpuTime()-cpu0)
+					b.ReportMetric(s.kibPerRead(), "in-KiB/read")
 					if st.ok != st.ops {
 						b.Errorf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
 					}
@@ -137,11 +139,13 @@ func BenchmarkLoad(b *testing.B) {
 				warmUp(b, s, 1*kib)
 				b.SetBytes(loadConc * loadSize)
 				b.ReportAllocs()
+				s.resetCounts()
 				b.ResetTimer()
 				cpu0 := cpuTime()
 				ls := s.load(ctxFor(b), b.N, loadConc, loadSize)
 				b.StopTimer()
 				reportCPU(b, cpuTime()-cpu0)
+				b.ReportMetric(s.kibPerRead(), "in-KiB/read")
 				checkLoad(b, s, ls, loadConc)
 				b.ReportMetric(float64(ls.peakHeld)/mib, "peak-held-MiB")
 				if ls.bound > 0 {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -220,6 +221,10 @@ type stack struct {
 	clientTr *http.Transport
 	client   *http.Client
 
+	// inReads and inBytes count the proxy's reads of its inbound
+	// connections (from the client), as the server sees them.
+	inReads, inBytes atomic.Int64
+
 	proxyErrors atomic.Int64
 	errMu       sync.Mutex
 	errSample   []string // guarded by errMu; the first few proxy errors
@@ -251,6 +256,7 @@ func newStack(tb testing.TB, cfg stackConfig) *stack {
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.forward(w, r, upURL) })
 	}
 	s.front = httptest.NewUnstartedServer(h)
+	s.front.Listener = countingListener{Listener: s.front.Listener, s: s}
 	s.front.Config.ErrorLog = discardLog
 	if cfg.frontH2 {
 		s.front.EnableHTTP2 = true
@@ -404,6 +410,48 @@ func (s *stack) do(ctx context.Context, size int, body io.Reader) result {
 		r.first, r.last = time.Duration(first)-t0, time.Duration(last)-t0
 	}
 	return r
+}
+
+// countingListener counts the reads of the connections it accepts into s.
+type countingListener struct {
+	net.Listener
+	s *stack
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: c, s: l.s}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	s *stack
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.s.inReads.Add(1)
+	c.s.inBytes.Add(int64(n))
+	return n, err
+}
+
+// resetCounts zeroes the inbound read counters.
+func (s *stack) resetCounts() {
+	s.inReads.Store(0)
+	s.inBytes.Store(0)
+}
+
+// kibPerRead is the mean size of the proxy's inbound reads since the last
+// resetCounts, in KiB.
+func (s *stack) kibPerRead() float64 {
+	r := s.inReads.Load()
+	if r == 0 {
+		return 0
+	}
+	return float64(s.inBytes.Load()) / float64(r) / kib
 }
 
 // closeRecorder sits between the ReverseProxy and the transport under test

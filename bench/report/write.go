@@ -297,6 +297,7 @@ func write(w io.Writer, o options, s *set) error {
 		{"p50-s", "Latency p50, ms", 1e3, true},
 		{"p99-s", "Latency p99, ms", 1e3, true},
 		{"cpu-s", "CPU time per upload, µs (whole process: client, proxy, upstream; steadier than wall time on a busy machine)", 1e6, true},
+		{"in-KiB/read", "The proxy's reads of its inbound connections, KiB per read", 0, false},
 		{"B/op", "Allocated bytes per upload (whole process)", 0, true},
 		{"allocs/op", "Allocations per upload (whole process)", 0, true},
 	} {
@@ -319,6 +320,7 @@ func write(w io.Writer, o options, s *set) error {
 	for _, m := range []metric{
 		{"MB/s", "Throughput, MB/s", 0, false},
 		{"cpu-s", "CPU time per wave, ms (whole process)", 1e3, true},
+		{"in-KiB/read", "The proxy's reads of its inbound connections, KiB per read (fewer, larger reads cost less CPU)", 0, false},
 		{"peak-held-MiB", "Peak bytes held, MiB", 0, true},
 		{"bound-MiB", "Bound, MiB", 0, true},
 		{"heap-added-MiB", "Go heap above baseline, peak, MiB", 0, true},
