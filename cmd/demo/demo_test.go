@@ -38,8 +38,8 @@ func TestFourWay(t *testing.T) {
 		results[f] = r
 	}
 	for _, f := range []string{"direct", "proxy-no-fix"} {
-		if r := results[f]; r.GoawayErrors == 0 || r.GoawayErrors != r.FailedOperations {
-			t.Errorf("%s: %d failed, %d on a GOAWAY; want GOAWAY failures only", f, r.FailedOperations, r.GoawayErrors)
+		if r := results[f]; r.GoawayErrors == 0 {
+			t.Errorf("%s: %d failed, %d on a GOAWAY; want GOAWAY failures: %q", f, r.FailedOperations, r.GoawayErrors, r.SampleErrors)
 		}
 	}
 	for _, f := range []string{"proxy-fix", "proxy-fix-small-budget"} {

@@ -90,7 +90,10 @@ func (u *unitFlag) Set(v string) error {
 // errUsage, else 1.
 func fail(c *cli, name string, err error) int {
 	msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
-	fmt.Fprintf(c.stderr, "demo %s: %s\n", name, msg)
+	if name != "" {
+		name = " " + name
+	}
+	fmt.Fprintf(c.stderr, "demo%s: %s\n", name, msg)
 	if errors.Is(err, errUsage) {
 		return exitUsage
 	}

@@ -17,7 +17,7 @@ func TestBadUsage(t *testing.T) {
 	}{
 		{[]string{"nope"}, `unknown command "nope"`},
 		{[]string{"-workers", "x"}, `invalid value "x" for flag -workers`},
-		{[]string{"-workers", "0"}, "-workers must be at least 1"},
+		{[]string{"-workers", "0"}, "demo: -workers must be at least 1"},
 		{[]string{"-goaway-chance", "1.5"}, "must be between 0 and 1"},
 		{[]string{"-small-budget", "0"}, "-small-budget must be positive"},
 		{[]string{"-body-size", "2MiB"}, "-body-size must be between"},
