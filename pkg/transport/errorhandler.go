@@ -13,10 +13,10 @@ import (
 	"github.com/teebody/teebody/pkg/teebody"
 )
 
-// The text of the two errors that Go's transports return, as plain strings,
-// when a request that the upstream never processed cannot be sent again
-// because its body cannot be rewound (DESIGN.md section 2, facts 1 and 5).
-// Neither can be matched with errors.Is, so ShouldRetryLater falls back to
+// The text of the errors that Go's transports (and ReverseProxy's body
+// wrapper) return, as plain strings, when a request that the upstream never
+// processed cannot be sent again because its body cannot be rewound
+// (DESIGN.md section 2, facts 1, 5 and 6). None can be matched with errors.Is, so ShouldRetryLater falls back to
 // their text: they reach it when a caller sets no GetBody (the request passed
 // through) or uses an inner RoundTripper of its own.
 const (
@@ -30,14 +30,20 @@ const (
 	// returned only when the transport had decided the request was safe
 	// to send again.
 	errTextCannotRewind = "cannot rewind body after connection loss"
+	// net/http/httputil: "ReverseProxy does an invalid Read on closed
+	// Body". Without GetBody, the HTTP/2 transport resends a refused
+	// request whose body it had not started to write with the same body,
+	// which its first attempt had already closed; ReverseProxy's wrapper
+	// then refuses the Read. Seen through the demo's unfixed proxy.
+	errTextClosedProxyBody = "ReverseProxy does an invalid Read on closed Body"
 )
 
 // ShouldRetryLater reports whether err means that the upstream did not
 // process the request and that the request could not be sent again because
 // its body could not be replayed, so that the client may safely send it again
 // later: errors matching teebody.ErrNotReplayable, and the string errors of
-// Go's HTTP/2 and HTTP/1 transports for the same situation (a request without
-// GetBody). Any other error, nil included, reports false.
+// Go's HTTP/2 and HTTP/1 transports and of httputil.ReverseProxy for the
+// same situation (a request without GetBody). Any other error, nil included, reports false.
 func ShouldRetryLater(err error) bool {
 	if err == nil {
 		return false
@@ -46,7 +52,9 @@ func ShouldRetryLater(err error) bool {
 		return true
 	}
 	msg := err.Error()
-	return strings.Contains(msg, errTextCannotRetry) || strings.Contains(msg, errTextCannotRewind)
+	return strings.Contains(msg, errTextCannotRetry) ||
+		strings.Contains(msg, errTextCannotRewind) ||
+		strings.Contains(msg, errTextClosedProxyBody)
 }
 
 // status is the subset of a Kubernetes metav1.Status that WriteRetryLater

@@ -96,6 +96,8 @@ func TestShouldRetryLater(t *testing.T) {
 		{&url.Error{Op: "Post", URL: "https://x", Err: goaway}, true},
 		{rewind, true},
 		{fmt.Errorf("wrapped: %w", rewind), true},
+		{errors.New("ReverseProxy does an invalid Read on closed Body"), true},
+		{errors.New("http: invalid Read on closed Body"), false}, // a server body read after its handler: not this
 		{teebody.ErrClosed, false},
 		{context.Canceled, false},
 		{context.DeadlineExceeded, false},
