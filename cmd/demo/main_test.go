@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +11,6 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
-	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 )
 
 // envMain makes the test binary run main instead of the tests, so that a
@@ -121,22 +116,4 @@ func contains(t *testing.T, what, s string, wants ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, w, s)
 		}
 	}
-}
-
-// clientset is a client-go clientset with connections of its own, closed
-// with the test.
-func clientset(t *testing.T, target kubeconfig.Target) *kubernetes.Clientset {
-	t.Helper()
-	cfg := rest.CopyConfig(target.Config)
-	cfg.Proxy = http.ProxyFromEnvironment // not from client-go's transport cache
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hc.CloseIdleConnections)
-	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,20 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 	"github.com/teebody/teebody/pkg/transport"
 )
-
-// httpsClient trusts the CA of the kubeconfig at path.
-func httpsClient(t *testing.T, target kubeconfig.Target) *http.Client {
-	t.Helper()
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(target.Config.CAData) {
-		t.Fatal("no CA in the kubeconfig")
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr}
-}
 
 func TestProxyEndToEnd(t *testing.T) {
 	up := startServer(t, "upstream", "-goaway-chance", "0.1")
@@ -44,14 +31,14 @@ func TestProxyEndToEnd(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("load through the proxy: exit %d: %s%s", code, stdout, stderr)
 	}
-	cs := clientset(t, target)
+	cs := testutil.Clientset(t, target.Config)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "seen"}, Data: map[string]string{"k": "v"}}
 	if _, err := cs.CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
 	// 401 for a wrong token, forwarded for the right one.
-	hc := httpsClient(t, target)
+	hc := testutil.HTTPSClient(t, target.Config.CAData)
 	for token, want := range map[string]int{"": 401, "wrong": 401, target.Config.BearerToken: 200} {
 		req, _ := http.NewRequest("GET", target.Config.Host+"/api/v1/namespaces/default/configmaps/seen", nil)
 		if token != "" {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 )
 
 func TestUpstreamServesUntilStopped(t *testing.T) {
@@ -17,7 +18,7 @@ func TestUpstreamServesUntilStopped(t *testing.T) {
 		t.Fatalf("kubeconfig = %+v", target)
 	}
 	contains(t, "stderr", up.stderr.String(), "upstream listening", target.Config.Host)
-	cs := clientset(t, target)
+	cs := testutil.Clientset(t, target.Config)
 	v, err := cs.Discovery().ServerVersion()
 	if err != nil || v.GitVersion != fakeapi.GitVersion {
 		t.Fatalf("version = %v, %v", v, err)

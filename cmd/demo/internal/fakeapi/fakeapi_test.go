@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -34,23 +35,11 @@ func start(t *testing.T, opts fakeapi.Options) (*httptest.Server, *kubernetes.Cl
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	cfg := &rest.Config{
+	return srv, testutil.Clientset(t, &rest.Config{
 		Host:            srv.URL,
 		BearerToken:     opts.Token,
 		TLSClientConfig: rest.TLSClientConfig{Insecure: true},
-		// Uncacheable, so that this test's connections close with it.
-		Proxy: http.ProxyFromEnvironment,
-	}
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hc.CloseIdleConnections)
-	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, cs
+	})
 }
 
 func TestVersion(t *testing.T) {

@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/load"
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 	"github.com/teebody/teebody/cmd/demo/internal/upstream"
 )
 
@@ -26,41 +24,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // from a written file as "demo load" does.
 func startUpstream(t *testing.T, chance float64) kubeconfig.Target {
 	t.Helper()
-	u, err := upstream.Start(upstream.Options{GoawayChance: chance})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := u.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := kubeconfig.Write(path, u.Spec()); err != nil {
-		t.Fatal(err)
-	}
-	target, err := kubeconfig.Load(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return target
-}
-
-// clientset is a client of its own for target, closed with the test.
-func clientset(t *testing.T, target kubeconfig.Target) *kubernetes.Clientset {
-	t.Helper()
-	cfg := rest.CopyConfig(target.Config)
-	cfg.Proxy = http.ProxyFromEnvironment // not from client-go's transport cache
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hc.CloseIdleConnections)
-	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	u := testutil.StartUpstream(t, upstream.Options{GoawayChance: chance})
+	return testutil.Target(t, u.Spec())
 }
 
 func TestRunCounts(t *testing.T) {
@@ -84,7 +49,7 @@ func TestRunCounts(t *testing.T) {
 		t.Fatalf("result header wrong: %+v", res)
 	}
 	// Every operation deletes what it created, in the namespace it created.
-	cs := clientset(t, target)
+	cs := testutil.Clientset(t, target.Config)
 	list, err := cs.CoreV1().ConfigMaps("counts").List(context.Background(), metav1.ListOptions{})
 	if err != nil || len(list.Items) != 0 {
 		t.Fatalf("left behind: %v, %v", list, err)

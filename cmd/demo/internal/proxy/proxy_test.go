@@ -2,10 +2,7 @@ package proxy_test
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,46 +11,22 @@ import (
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
-	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/load"
 	"github.com/teebody/teebody/cmd/demo/internal/proxy"
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 	"github.com/teebody/teebody/cmd/demo/internal/upstream"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// target writes spec to a kubeconfig file and loads it, as a client would.
-func target(t *testing.T, spec kubeconfig.Spec) kubeconfig.Target {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := kubeconfig.Write(path, spec); err != nil {
-		t.Fatal(err)
-	}
-	tg, err := kubeconfig.Load(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tg
-}
-
 // chain starts an upstream at chance and a proxy in front of it.
 func chain(t *testing.T, chance float64, noFix bool, cfg transport.Config) *proxy.Server {
 	t.Helper()
-	up, err := upstream.Start(upstream.Options{GoawayChance: chance})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := up.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
+	up := testutil.StartUpstream(t, upstream.Options{GoawayChance: chance})
 	p, err := proxy.Start(proxy.ServerOptions{Options: proxy.Options{
-		Upstream:  target(t, up.Spec()).Config,
+		Upstream:  testutil.Target(t, up.Spec()).Config,
 		NoFix:     noFix,
 		Transport: cfg,
 	}})
@@ -69,28 +42,9 @@ func chain(t *testing.T, chance float64, noFix bool, cfg transport.Config) *prox
 	return p
 }
 
-// httpClient trusts spec's CA and closes its connections with the test.
-func httpClient(t *testing.T, spec kubeconfig.Spec) *http.Client {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(spec.CAData)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr}
-}
-
 func TestForwardsWithUpstreamCredentials(t *testing.T) {
 	p := chain(t, 0, false, transport.DefaultConfig())
-	cfg := rest.CopyConfig(target(t, p.Spec()).Config)
-	cfg.Proxy = http.ProxyFromEnvironment
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hc.CloseIdleConnections)
-	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := testutil.Clientset(t, testutil.Target(t, p.Spec()).Config)
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "through"}, Data: map[string]string{"k": strings.Repeat("v", 10000)}}
 	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
@@ -114,7 +68,7 @@ func TestForwardsWithUpstreamCredentials(t *testing.T) {
 
 func TestUnauthorized(t *testing.T) {
 	p := chain(t, 0, false, transport.DefaultConfig())
-	hc := httpClient(t, p.Spec())
+	hc := testutil.HTTPSClient(t, p.Spec().CAData)
 	for _, auth := range []string{"", "Bearer wrong", "Bearer " + p.Spec().Token + "0", "Basic " + p.Spec().Token} {
 		req, _ := http.NewRequest("GET", p.Spec().Server+"/api/v1/namespaces", nil)
 		if auth != "" {
@@ -136,12 +90,12 @@ func TestUnauthorized(t *testing.T) {
 
 func TestMetricsParse(t *testing.T) {
 	p := chain(t, 0, false, transport.Config{TotalBytes: 1 << 20, PerRequestBytes: 1 << 10})
-	if _, err := load.Run(context.Background(), target(t, p.Spec()), load.Options{Workers: 2, OpsPerWorker: 3, QPS: -1}); err != nil {
+	if _, err := load.Run(context.Background(), testutil.Target(t, p.Spec()), load.Options{Workers: 2, OpsPerWorker: 3, QPS: -1}); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest("GET", p.Spec().Server+"/metrics", nil)
 	req.Header.Set("Accept", "text/plain; version=0.0.4")
-	resp, err := httpClient(t, p.Spec()).Do(req)
+	resp, err := testutil.HTTPSClient(t, p.Spec().CAData).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +145,7 @@ func TestGoawayShape(t *testing.T) {
 	opts := load.Options{Workers: 10, OpsPerWorker: 20, BodySize: 1024, QPS: -1, NoRetry: true}
 	t.Run("no fix", func(t *testing.T) {
 		p := chain(t, 0.25, true, transport.Config{})
-		res, err := load.Run(context.Background(), target(t, p.Spec()), opts)
+		res, err := load.Run(context.Background(), testutil.Target(t, p.Spec()), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +155,7 @@ func TestGoawayShape(t *testing.T) {
 	})
 	t.Run("fix", func(t *testing.T) {
 		p := chain(t, 0.25, false, transport.DefaultConfig())
-		res, err := load.Run(context.Background(), target(t, p.Spec()), opts)
+		res, err := load.Run(context.Background(), testutil.Target(t, p.Spec()), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +172,7 @@ func TestGoawayShape(t *testing.T) {
 		small := opts
 		small.NoRetry = false
 		small.OpsPerWorker = 5
-		res, err := load.Run(context.Background(), target(t, p.Spec()), small)
+		res, err := load.Run(context.Background(), testutil.Target(t, p.Spec()), small)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,13 +2,12 @@ package upstream_test
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"net/http"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 	"github.com/teebody/teebody/cmd/demo/internal/upstream"
 )
 
@@ -20,11 +19,7 @@ func TestStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := u.Spec()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(spec.CAData)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
+	hc := testutil.HTTPSClient(t, spec.CAData)
 	for token, want := range map[string]int{spec.Token: http.StatusOK, "": http.StatusUnauthorized} {
 		req, _ := http.NewRequest("GET", spec.Server+"/version", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
