@@ -125,17 +125,27 @@ func TestFactGetBodyCalledSeveralTimes(t *testing.T) {
 	}
 }
 
+// h2Inner is one of the two HTTP/2 client transports that facts 1 and 5 are
+// about, made for an upstream.
+type h2Inner struct {
+	name string
+	rt   func(*upstream) http.RoundTripper
+}
+
+// h2Inners returns net/http's transport and golang.org/x/net/http2's; each
+// one made closes its idle connections at the end of t's test.
+func h2Inners(t testing.TB) []h2Inner {
+	return []h2Inner{
+		{"net/http", func(u *upstream) http.RoundTripper { return h2Transport(t, u) }},
+		{"x/net/http2", func(u *upstream) http.RoundTripper { return xh2Transport(t, u) }},
+	}
+}
+
 // Fact 1: the HTTP/2 transports return GetBody's error unwrapped, so that
 // errors.Is works on what RoundTrip returns.
 func TestFactGetBodyErrorUnwrapped(t *testing.T) {
 	sentinel := errors.New("test: no replay")
-	for _, inner := range []struct {
-		name string
-		rt   func(*upstream) http.RoundTripper
-	}{
-		{"net/http", func(u *upstream) http.RoundTripper { return h2Transport(t, u) }},
-		{"x/net/http2", func(u *upstream) http.RoundTripper { return xh2Transport(t, u) }},
-	} {
+	for _, inner := range h2Inners(t) {
 		t.Run(inner.name, func(t *testing.T) {
 			u := newUpstream(t, true, factGoawayEvery)
 			errs := factRun(t, inner.rt(u), u, func(testBody) func() (io.ReadCloser, error) {
@@ -158,13 +168,7 @@ func TestFactGetBodyErrorUnwrapped(t *testing.T) {
 // also fails with "cannot rewind body after connection loss" (fact 5).
 // ShouldRetryLater recognises both by their text.
 func TestFactNoGetBodyStringError(t *testing.T) {
-	for _, inner := range []struct {
-		name string
-		rt   func(*upstream) http.RoundTripper
-	}{
-		{"net/http", func(u *upstream) http.RoundTripper { return h2Transport(t, u) }},
-		{"x/net/http2", func(u *upstream) http.RoundTripper { return xh2Transport(t, u) }},
-	} {
+	for _, inner := range h2Inners(t) {
 		t.Run(inner.name, func(t *testing.T) {
 			u := newUpstream(t, true, factGoawayEvery)
 			errs := factRun(t, inner.rt(u), u, nil, func(errs []error) bool { return len(errs) > 0 })

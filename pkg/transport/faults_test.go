@@ -41,10 +41,7 @@ func newSlowUpstream(t *testing.T, after int64, abort bool) *slowUpstream {
 			s.completed.Add(1)
 		}
 	}))
-	s.srv.Config.ErrorLog = quietLog()
-	s.srv.EnableHTTP2 = true
-	s.srv.StartTLS()
-	t.Cleanup(s.srv.Close)
+	startServer(t, s.srv, true)
 	return s
 }
 
@@ -228,10 +225,7 @@ func TestResponseBeforeBody(t *testing.T) {
 		w.(http.Flusher).Flush()
 		io.Copy(io.Discard, r.Body)
 	}))
-	srv.EnableHTTP2 = true
-	srv.Config.ErrorLog = quietLog()
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
+	startServer(t, srv, true)
 	tr := transport.New(h2Transport(t, &upstream{srv: srv}), quietConfig())
 
 	src := newBlockingSource(t, 64<<10, nil)
@@ -286,29 +280,11 @@ func TestHTTP1UpstreamClosesConnections(t *testing.T) {
 	}
 	send := func(rt http.RoundTripper, u *upstream, seed uint64) loadResult {
 		bodies := uniformBodies(seed, requestCount(1000), 1, 64<<10)
-		res := loadResult{requests: len(bodies), errs: map[string]int{}}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		var next atomic.Int64
-		for range 8 {
-			wg.Go(func() {
-				for i := int(next.Add(1)) - 1; i < len(bodies); i = int(next.Add(1)) - 1 {
-					req := newPost(context.Background(), u.srv.URL, bodies[i], "")
-					req.Header.Set("Idempotency-Key", req.Header.Get(hdrSum))
-					outcome := do(rt, req)
-					mu.Lock()
-					if outcome == "" {
-						res.ok++
-					} else {
-						res.failed++
-						res.errs[outcome]++
-					}
-					mu.Unlock()
-				}
-			})
-		}
-		wg.Wait()
-		return res
+		return runRequests(rt, len(bodies), 8, func(i int) *http.Request {
+			req := newPost(context.Background(), u.srv.URL, bodies[i], "")
+			req.Header.Set("Idempotency-Key", req.Header.Get(hdrSum))
+			return req
+		})
 	}
 
 	u := newUpstream(t, false, 5)

@@ -91,15 +91,21 @@ func (u *upstream) handle(w http.ResponseWriter, r *http.Request) {
 func newUpstream(t testing.TB, h2 bool, every int64) *upstream {
 	u := &upstream{every: every, applied: map[string]int{}}
 	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(u.handle))
-	u.srv.Config.ErrorLog = quietLog()
-	if h2 {
-		u.srv.EnableHTTP2 = true
-		u.srv.StartTLS()
-	} else {
-		u.srv.Start()
-	}
-	t.Cleanup(u.srv.Close)
+	startServer(t, u.srv, h2)
 	return u
+}
+
+// startServer starts srv with its error log discarded: over TLS with HTTP/2
+// when h2, else plain HTTP/1.1. It is closed at the end of the test.
+func startServer(t testing.TB, srv *httptest.Server, h2 bool) {
+	srv.Config.ErrorLog = quietLog()
+	if h2 {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
 }
 
 // appliedCounts returns how many times each write was applied.
@@ -264,9 +270,17 @@ func (r loadResult) String() string {
 // runLoad sends every body with rt to target from workers goroutines and
 // counts what came back: 200 is ok, anything else a failure.
 func runLoad(ctx context.Context, rt http.RoundTripper, target string, bodies []testBody, workers int) loadResult {
+	return runRequests(rt, len(bodies), workers, func(i int) *http.Request {
+		return newPost(ctx, target, bodies[i], "")
+	})
+}
+
+// runRequests sends the n requests that newReq builds, for 0 <= i < n, with
+// rt from workers goroutines, and counts what came back as runLoad does.
+func runRequests(rt http.RoundTripper, n, workers int, newReq func(i int) *http.Request) loadResult {
 	var (
 		mu   sync.Mutex
-		res  = loadResult{requests: len(bodies), errs: map[string]int{}}
+		res  = loadResult{requests: n, errs: map[string]int{}}
 		wg   sync.WaitGroup
 		next atomic.Int64
 	)
@@ -274,10 +288,10 @@ func runLoad(ctx context.Context, rt http.RoundTripper, target string, bodies []
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(bodies) {
+				if i >= n {
 					return
 				}
-				outcome := do(rt, newPost(ctx, target, bodies[i], ""))
+				outcome := do(rt, newReq(i))
 				mu.Lock()
 				if outcome == "" {
 					res.ok++
@@ -366,14 +380,7 @@ func newFront(t testing.TB, h2 bool, h http.Handler) *front {
 		h.ServeHTTP(w, r)
 		f.handled.Add(1)
 	}))
-	f.srv.Config.ErrorLog = quietLog()
-	if h2 {
-		f.srv.EnableHTTP2 = true
-		f.srv.StartTLS()
-	} else {
-		f.srv.Start()
-	}
-	t.Cleanup(f.srv.Close)
+	startServer(t, f.srv, h2)
 	return f
 }
 
