@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,14 +45,7 @@ func TestProxyEndToEnd(t *testing.T) {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want || resp.ProtoMajor != 2 {
-			t.Errorf("token %q: %s %d, want HTTP/2 %d", token, resp.Proto, resp.StatusCode, want)
-		}
+		testutil.CheckHTTP2Status(t, hc, req, want, fmt.Sprintf("token %q", token))
 	}
 
 	// /metrics parses, and shows the replays.

@@ -88,3 +88,18 @@ func HTTPSClient(t testing.TB, caPEM []byte) *http.Client {
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}
 }
+
+// CheckHTTP2Status sends req with hc and closes the response body. It stops
+// the test if the request fails, and reports an error, labelled what, unless
+// the response came over HTTP/2 with status want.
+func CheckHTTP2Status(t testing.TB, hc *http.Client, req *http.Request, want int, what string) {
+	t.Helper()
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != want || resp.ProtoMajor != 2 {
+		t.Errorf("%s: %s %d, want HTTP/2 %d", what, resp.Proto, resp.StatusCode, want)
+	}
+}

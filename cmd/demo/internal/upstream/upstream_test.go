@@ -2,6 +2,7 @@ package upstream_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -23,14 +24,7 @@ func TestStart(t *testing.T) {
 	for token, want := range map[string]int{spec.Token: http.StatusOK, "": http.StatusUnauthorized} {
 		req, _ := http.NewRequest("GET", spec.Server+"/version", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want || resp.ProtoMajor != 2 {
-			t.Errorf("token %q: %s %d, want HTTP/2 %d", token, resp.Proto, resp.StatusCode, want)
-		}
+		testutil.CheckHTTP2Status(t, hc, req, want, fmt.Sprintf("token %q", token))
 	}
 	if err := u.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
