@@ -51,7 +51,8 @@
 //   - Release is prompt and needs no garbage collector: Close gives back all
 //     the budget and chunks, whatever followers are left open or abandoned.
 //   - Nothing happens after the end: after Close the source is never read
-//     again (a Read already in progress may complete; its bytes are dropped).
+//     again (the one Read the filler had already set out on may complete; its
+//     bytes are dropped).
 //
 // All methods of a Tee and of its followers are safe for concurrent use.
 package teebody

@@ -124,8 +124,9 @@ func (t *Tee) Seal() {
 }
 
 // Close ends the request. From its return on, the source is never read again
-// (a source Read already in progress may complete, and its bytes are
-// dropped), every follower's Read fails with ErrClosed, NewReader fails with
+// (the one source Read the filler had already set out on before Close may
+// still run and complete; its bytes are dropped), every follower's Read
+// fails with ErrClosed, NewReader fails with
 // ReasonClosed, and the kept chunks and all the budget the Tee held are given
 // back.
 //
