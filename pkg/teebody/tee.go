@@ -24,6 +24,7 @@ type Tee struct {
 	src    io.ReadCloser // read by the filler only; closed once, after Close
 	limit  int64         // most chunk capacity kept for replays; fixed by New
 	budget *Budget       // shared budget, or nil; fixed by New
+	onDone func()        // run once after done is closed, or nil; fixed by New
 
 	// alive holds a reference for the owner (until Close), for the filler
 	// (while it runs) and for the goroutine closing the source (until
@@ -70,7 +71,7 @@ func New(src io.ReadCloser, opts ...Option) *Tee {
 		o(t)
 	}
 	t.wake.L = &t.mu
-	t.alive = refcount.New(func() { close(t.done) })
+	t.alive = refcount.New(t.finish)
 	return t
 }
 
@@ -165,6 +166,15 @@ func (t *Tee) Close() error {
 func (t *Tee) closeSource() {
 	defer t.alive.Release()
 	t.src.Close()
+}
+
+// finish runs once, when the last of the owner, the filler and the source's
+// closer has let go.
+func (t *Tee) finish() {
+	close(t.done)
+	if t.onDone != nil {
+		t.onDone()
+	}
 }
 
 // Done returns a channel that is closed once the Tee is closed, the source

@@ -254,8 +254,8 @@ func TestNothingAfterTheEnd(t *testing.T) {
 		if reads != 1 || after != 0 {
 			t.Errorf("source saw %d Reads (%d after Close), want exactly the one in progress", reads, after)
 		}
-		if held, _ := heldAhead(tee); held != 0 {
-			t.Errorf("%d bytes kept after the end", held)
+		if n := held(tee); n != 0 {
+			t.Errorf("%d bytes kept after the end", n)
 		}
 	})
 }
@@ -329,4 +329,37 @@ func TestCloseTwiceIsAnError(t *testing.T) {
 		t.Error("second Close returned nil, want an error")
 	}
 	<-tee.Done()
+}
+
+// OnDone runs exactly once, after Done is closed, on whichever goroutine
+// lets go last: here the one that closes a source whose Close waited.
+func TestOnDoneRunsOnceAfterDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.holdClose = make(chan struct{})
+		calls := 0
+		var tee *Tee
+		tee = New(src, OnDone(func() {
+			calls++
+			select {
+			case <-tee.Done():
+			default:
+				t.Error("OnDone ran before Done was closed")
+			}
+		}))
+		r := mustReader(t, tee)
+		go r.Read(make([]byte, 1)) // the filler blocks in a source Read
+		synctest.Wait()
+		tee.Close()
+		synctest.Wait()
+		if calls != 0 {
+			t.Fatal("OnDone ran while the source's Close was still blocked")
+		}
+		close(src.holdClose)
+		<-tee.Done()
+		synctest.Wait()
+		if calls != 1 {
+			t.Errorf("OnDone ran %d times, want 1", calls)
+		}
+	})
 }

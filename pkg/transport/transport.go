@@ -99,8 +99,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.buffered.Add(1)
 
-	tee := teebody.New(req.Body, teebody.WithLimit(t.limit), teebody.WithBudget(t.budget))
 	t.track()
+	tee := teebody.New(req.Body, teebody.WithLimit(t.limit), teebody.WithBudget(t.budget), teebody.OnDone(t.untrack))
 	body, err := tee.NewReader()
 	if err != nil { // a fresh Tee hands out its first reader; kept for safety
 		t.end(tee)
@@ -175,18 +175,7 @@ func (t *Transport) end(tee *teebody.Tee) {
 	if errors.As(tee.ReplayErr(), &nre) && nre.Reason == teebody.ReasonNoBudget {
 		t.counters.budgetRefusals.Add(1)
 	}
-	tee.Close()
-	select {
-	case <-tee.Done():
-		t.untrack()
-	default:
-		// The filler is still inside a Read on the source, or the source
-		// is being closed; Drain must wait for it.
-		go func() {
-			<-tee.Done()
-			t.untrack()
-		}()
-	}
+	tee.Close() // Drain learns of the Tee's end through OnDone(t.untrack)
 }
 
 func (t *Transport) track() {
