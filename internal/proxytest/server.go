@@ -1,0 +1,154 @@
+package proxytest
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Options says how a Server speaks and which of its responses end their
+// connection. The zero value serves HTTP/2 over TLS and never ends one.
+type Options struct {
+	// HTTP1 serves plain HTTP/1.1 instead of HTTP/2 over TLS.
+	HTTP1 bool
+	// Every ends the connection after every Every-th successful (2xx)
+	// response; 0 never does.
+	Every int64
+	// Chance ends the connection after each successful response with this
+	// probability, drawn from a fixed seed as the API server's
+	// --goaway-chance draws it; 0 never does.
+	Chance float64
+}
+
+// Server is an httptest.Server on loopback whose error log is discarded and
+// which ends the connection after the successful responses that its
+// Options pick (a response counts once its handler writes a status or a
+// body):
+//
+//   - over HTTP/2 it sets "Connection: close" on the response, and Go's
+//     HTTP/2 server answers that with a graceful GOAWAY: streams the client
+//     opens after it are refused, and the client may send them again on a
+//     new connection only if it can replay their bodies;
+//   - over HTTP/1.1 it replaces the response by an empty one with the same
+//     status that promises keep-alive, then closes the connection, so that
+//     the client's next request on it races with its noticing.
+//
+// Its methods are safe for concurrent use.
+type Server struct {
+	*httptest.Server
+	opts Options
+
+	responses atomic.Int64 // successful responses so far
+	goaways   atomic.Int64 // connections ended
+
+	mu  sync.Mutex
+	rng *rand.Rand // guarded by mu
+}
+
+// NewServer starts a Server that serves h. Close it when done.
+func NewServer(h http.Handler, opts Options) *Server {
+	s := &Server{opts: opts, rng: rand.New(rand.NewPCG(1, 2))}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&endingWriter{ResponseWriter: w, s: s, h1: r.ProtoMajor == 1}, r)
+	}))
+	s.Config.ErrorLog = QuietLog()
+	if opts.HTTP1 {
+		s.Start()
+	} else {
+		s.EnableHTTP2 = true
+		s.StartTLS()
+	}
+	return s
+}
+
+// Goaways returns how many connections the server has ended so far.
+func (s *Server) Goaways() int64 { return s.goaways.Load() }
+
+// Transport returns a new client transport to s: trusting its certificate
+// and speaking HTTP/2 when s serves TLS, keeping up to 64 idle connections,
+// without compression. The caller closes its idle connections when done.
+func (s *Server) Transport() *http.Transport {
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	if s.TLS != nil {
+		pool := x509.NewCertPool()
+		pool.AddCert(s.Certificate())
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
+		tr.ForceAttemptHTTP2 = true
+	}
+	return tr
+}
+
+// endConnection decides whether the successful response being written ends
+// its connection, and counts it if so.
+func (s *Server) endConnection() bool {
+	n := s.responses.Add(1)
+	end := s.opts.Every > 0 && n%s.opts.Every == 0
+	if !end && s.opts.Chance > 0 {
+		s.mu.Lock()
+		end = s.rng.Float64() < s.opts.Chance
+		s.mu.Unlock()
+	}
+	if end {
+		s.goaways.Add(1)
+	}
+	return end
+}
+
+// endingWriter decides, when the handler writes its status, whether the
+// response ends the connection. It is owned by the handler's goroutine.
+type endingWriter struct {
+	http.ResponseWriter
+	s       *Server
+	h1      bool
+	decided bool // a final status was written
+	closed  bool // the connection was hijacked and closed: drop the rest
+}
+
+func (w *endingWriter) WriteHeader(code int) {
+	if w.closed {
+		return
+	}
+	if !w.decided && code >= 200 {
+		w.decided = true
+		if code < 300 && w.s.endConnection() {
+			if w.h1 && w.closeBehind(code) {
+				return
+			}
+			w.Header().Set("Connection", "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *endingWriter) Write(p []byte) (int, error) {
+	if !w.decided {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.closed {
+		return 0, http.ErrHijacked
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (w *endingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// closeBehind answers an empty response with status code that keeps the
+// connection alive, then closes the connection. It reports false, having
+// done nothing, if the connection cannot be taken over.
+func (w *endingWriter) closeBehind(code int) bool {
+	conn, buf, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return false
+	}
+	w.closed = true
+	_, _ = buf.WriteString("HTTP/1.1 " + strconv.Itoa(code) + " " + http.StatusText(code) + "\r\nContent-Length: 0\r\n\r\n")
+	_ = buf.Flush()
+	_ = conn.Close()
+	return true
+}
