@@ -38,12 +38,22 @@ const (
 	errTextClosedProxyBody = "ReverseProxy does an invalid Read on closed Body"
 )
 
+// errTextNotReplayable is the text that begins every error matching
+// teebody.ErrNotReplayable. Some proxies flatten the transport's error into
+// a string of their own: apimachinery's proxy transport (UpgradeAwareHandler
+// with wrapTransport true, as the kube-aggregator wires it) answers
+// "error trying to reach service: teebody: body is not replayable: ...", on
+// which errors.Is no longer works.
+var errTextNotReplayable = teebody.ErrNotReplayable.Error()
+
 // ShouldRetryLater reports whether err means that the upstream did not
 // process the request and that the request could not be sent again because
 // its body could not be replayed, so that the client may safely send it again
 // later: errors matching teebody.ErrNotReplayable, and the string errors of
 // Go's HTTP/2 and HTTP/1 transports and of httputil.ReverseProxy for the
-// same situation (a request without GetBody). Any other error, nil included, reports false.
+// same situation (a request without GetBody), and errors whose text holds
+// teebody.ErrNotReplayable's (a proxy that flattened the error into a string
+// of its own). Any other error, nil included, reports false.
 func ShouldRetryLater(err error) bool {
 	if err == nil {
 		return false
@@ -52,7 +62,8 @@ func ShouldRetryLater(err error) bool {
 		return true
 	}
 	msg := err.Error()
-	return strings.Contains(msg, errTextCannotRetry) ||
+	return strings.Contains(msg, errTextNotReplayable) ||
+		strings.Contains(msg, errTextCannotRetry) ||
 		strings.Contains(msg, errTextCannotRewind) ||
 		strings.Contains(msg, errTextClosedProxyBody)
 }

@@ -92,6 +92,11 @@ func TestShouldRetryLater(t *testing.T) {
 		{&teebody.NotReplayableError{Reason: teebody.ReasonStreamedPast}, true},
 		{fmt.Errorf("proxy: %w", &teebody.NotReplayableError{Reason: teebody.ReasonClosed}), true},
 		{&url.Error{Op: "Post", URL: "https://x", Err: &teebody.NotReplayableError{Reason: teebody.ReasonNoBudget}}, true},
+		// apimachinery's proxy transport flattens the error into a string
+		// (UpgradeAwareHandler with wrapTransport true).
+		{errors.New("error trying to reach service: " + (&teebody.NotReplayableError{Reason: teebody.ReasonNoBudget}).Error()), true},
+		{errors.New("error trying to reach service: " + teebody.ErrNotReplayable.Error()), true},
+		{errors.New("error trying to reach service: teebody: read on closed body"), false},
 		{goaway, true},
 		{&url.Error{Op: "Post", URL: "https://x", Err: goaway}, true},
 		{rewind, true},
