@@ -1,0 +1,31 @@
+//go:build !go1.27 || http2legacy
+
+package transport_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
+)
+
+// Pins Go 1.26 (and -tags http2legacy on 1.27): golang.org/x/net/http2's
+// own Transport, used directly, reads or closes every GetBody result it
+// takes; only net/http's abandons some (fact 2). On Go 1.27 it wraps
+// net/http's and abandons some too (facts_go127_test.go).
+func TestFactXnetClosesEveryGetBody(t *testing.T) {
+	all := getBodyResults(t, func(u *upstream) http.RoundTripper { return xh2Transport(t, u) })
+	t.Logf("GetBody results: %d, never read nor closed: %d", len(all), abandoned(all))
+	assert.Zero(t, abandoned(all), "results never read nor closed by x/net/http2's own transport")
+}
+
+// Pins Go 1.26: ConfigureTransports registers x/net/http2 for "h2" in the
+// net/http Transport's TLSNextProto. On Go 1.27 it registers nothing there.
+func TestFactConfigureTransportsRegistersH2(t *testing.T) {
+	t1 := &http.Transport{}
+	_, err := http2.ConfigureTransports(t1)
+	require.NoError(t, err)
+	assert.Contains(t, t1.TLSNextProto, "h2")
+}
