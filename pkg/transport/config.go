@@ -14,6 +14,9 @@ const (
 	// EnvPerRequestBytes names the environment variable that overrides
 	// Config.PerRequestBytes in ConfigFromEnv.
 	EnvPerRequestBytes = "TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_PER_REQ"
+	// EnvAdaptive names the environment variable that sets Config.Adaptive
+	// in ConfigFromEnv.
+	EnvAdaptive = "TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_ADAPTIVE"
 )
 
 const (
@@ -27,6 +30,10 @@ const (
 	// DefaultRetryAfter is the Retry-After that ErrorHandler announces when
 	// Config.RetryAfter is zero.
 	DefaultRetryAfter = time.Second
+	// DefaultAdaptiveWindow is how long adaptive mode keeps buffering for
+	// an upstream after its latest trace of GOAWAY, when
+	// Config.AdaptiveWindow is zero.
+	DefaultAdaptiveWindow = time.Hour
 )
 
 // Config configures a Transport. The zero Config disables buffering: every
@@ -54,6 +61,25 @@ type Config struct {
 	// makes a budget of TotalBytes for this Transport alone (Wrap makes one
 	// for all the Transports it returns).
 	Budget *teebody.Budget
+
+	// Adaptive buffers a request only when its upstream (the scheme and
+	// host of the outgoing URL) has left a trace of GOAWAY within
+	// AdaptiveWindow: a request to it failed with an error for which
+	// ShouldRetryLater is true (ErrorHandler answers that request 429, and
+	// the client sends it again), or a replay was served for one of its
+	// buffered requests. Each trace renews the window. Every other request
+	// passes through untouched and holds nothing (counted in
+	// Stats.PassedThrough.Quiet), so an upstream that never sends GOAWAY
+	// costs no memory, and one that does costs a few 429s per window before
+	// its requests are buffered as they are without Adaptive. At most 4096
+	// upstreams are remembered; when more leave traces, the one with the
+	// oldest trace is forgotten first. false: every request that can be
+	// buffered is.
+	Adaptive bool
+
+	// AdaptiveWindow is how long a trace of GOAWAY keeps an upstream's
+	// requests buffered in adaptive mode. <= 0 means DefaultAdaptiveWindow.
+	AdaptiveWindow time.Duration
 
 	// ErrorLog receives the errors that ErrorHandler answers with 502, as
 	// httputil.ReverseProxy.ErrorLog does. nil: the log package's standard
@@ -84,6 +110,13 @@ func (c Config) perRequestLimit() int64 {
 		limit = min(limit, c.Budget.Total())
 	}
 	return limit
+}
+
+func (c Config) adaptiveWindow() time.Duration {
+	if c.AdaptiveWindow <= 0 {
+		return DefaultAdaptiveWindow
+	}
+	return c.AdaptiveWindow
 }
 
 func (c Config) retryAfter() time.Duration {

@@ -42,7 +42,8 @@
 // itself), when it asks for a protocol upgrade (an Upgrade header,
 // "Connection: Upgrade", or X-Stream-Protocol-Version as kubectl exec,
 // attach and port-forward send: such requests never go over HTTP/2 and their
-// bodies are streams), and when the Config disables buffering.
+// bodies are streams), when the Config disables buffering, and, in adaptive
+// mode, when its upstream has sent no GOAWAY lately (see below).
 //
 // Any other request is sent as a shallow copy whose Body and GetBody read
 // one teebody.Tee around the original body: the bytes are streamed to the
@@ -93,6 +94,31 @@
 // kubectl retry for every verb. Every other error gets ReverseProxy's 502.
 // ShouldRetryLater is the predicate behind it, and WriteRetryLater the
 // answer, for proxies of other shapes.
+//
+// # Adaptive mode
+//
+// Nothing announces ahead of time whether an upstream sends GOAWAY (an API
+// server's --goaway-chance is not visible to its clients), and many never
+// do. With Config.Adaptive (or EnvAdaptive,
+// TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_ADAPTIVE=true), a request is buffered
+// only when its upstream (scheme and host of the outgoing URL) has left a
+// trace of GOAWAY within Config.AdaptiveWindow (DefaultAdaptiveWindow, one
+// hour): a request to it that failed with an error for which
+// ShouldRetryLater is true, or a replay served for one of its buffered
+// requests. Each trace renews the window. Every other request passes through
+// untouched and holds nothing.
+//
+// So an upstream that never sends GOAWAY never costs a byte, and one that
+// does costs, once per window, the requests that were in flight on the first
+// connection it closed: they fail as without this package, ErrorHandler
+// answers them 429 with Retry-After, and client-go and kubectl send them
+// again, which their users do not see. A client that does not retry 429
+// sees those answers. After that, the upstream's requests are buffered as
+// without Adaptive. Budget, limits, Stats, Drain and ErrorHandler work
+// alike in both modes; Stats.PassedThrough.Quiet, AdaptiveTraces and
+// AdaptiveUpstreams say what adaptive mode did. At most 4096 upstreams are
+// remembered, the one with the oldest trace forgotten first; forgetting
+// one costs a few 429s again.
 //
 // # HTTP/1.1 upstreams
 //

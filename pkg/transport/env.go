@@ -1,22 +1,31 @@
 package transport
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 )
 
+// ErrInvalidBool is the errors.Is target of the error ConfigFromEnv returns
+// for a malformed EnvAdaptive.
+var ErrInvalidBool = errors.New("transport: invalid boolean")
+
 // ConfigFromEnv returns DefaultConfig overridden by the environment:
 // EnvTotalBytes sets TotalBytes and EnvPerRequestBytes sets PerRequestBytes,
-// each in the forms ParseSize accepts. A variable that is unset or empty (or
-// only spaces) keeps the default. A value <= 0 disables buffering. The
-// returned PerRequestBytes is already capped at TotalBytes, as New would cap
-// it, so that what a caller logs is what applies.
+// each in the forms ParseSize accepts, and EnvAdaptive sets Adaptive, in the
+// forms strconv.ParseBool accepts ("1", "t", "true", "TRUE", "0", "f",
+// "false", ...). A variable that is unset or empty (or only spaces) keeps
+// the default. A size <= 0 disables buffering. The returned PerRequestBytes
+// is already capped at TotalBytes, as New would cap it, so that what a
+// caller logs is what applies.
 //
 // A malformed value is an error that names the variable and quotes its
 // value (for example `TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL: transport:
-// invalid size "12XB": unknown unit "XB"`), wrapping ErrInvalidSize; the Config returned with it is the zero
-// Config (buffering disabled), never a silent default.
+// invalid size "12XB": unknown unit "XB"`), wrapping ErrInvalidSize or
+// ErrInvalidBool; the Config returned with it is the zero Config (buffering
+// disabled), never a silent default.
 func ConfigFromEnv() (Config, error) {
 	cfg := DefaultConfig()
 	for _, v := range []struct {
@@ -26,8 +35,8 @@ func ConfigFromEnv() (Config, error) {
 		{EnvTotalBytes, &cfg.TotalBytes},
 		{EnvPerRequestBytes, &cfg.PerRequestBytes},
 	} {
-		s, ok := os.LookupEnv(v.name)
-		if !ok || strings.TrimSpace(s) == "" {
+		s, ok := lookupEnv(v.name)
+		if !ok {
 			continue
 		}
 		n, err := ParseSize(s)
@@ -36,8 +45,22 @@ func ConfigFromEnv() (Config, error) {
 		}
 		*v.dst = n
 	}
+	if s, ok := lookupEnv(EnvAdaptive); ok {
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return Config{}, fmt.Errorf("%s: %w %q: want true or false", EnvAdaptive, ErrInvalidBool, s)
+		}
+		cfg.Adaptive = b
+	}
 	if cfg.TotalBytes > 0 {
 		cfg.PerRequestBytes = min(cfg.PerRequestBytes, cfg.TotalBytes)
 	}
 	return cfg, nil
+}
+
+// lookupEnv returns the value of the variable name, and whether it is set
+// to something other than spaces.
+func lookupEnv(name string) (string, bool) {
+	s, ok := os.LookupEnv(name)
+	return s, ok && strings.TrimSpace(s) != ""
 }

@@ -23,6 +23,14 @@ type Stats struct {
 	BudgetRefusals int64
 	// RetryLaterWritten counts the 429 answers written by ErrorHandler.
 	RetryLaterWritten int64
+	// AdaptiveTraces counts the traces of GOAWAY that adaptive mode saw:
+	// requests that failed with an error for which ShouldRetryLater is
+	// true, and replays served (one GOAWAY may leave several). Always 0
+	// without Config.Adaptive.
+	AdaptiveTraces int64
+	// AdaptiveUpstreams is how many upstreams adaptive mode buffers for
+	// now: those with a trace within the window (at most 4096).
+	AdaptiveUpstreams int64
 	// BytesHeld is what the budget holds now; PeakBytesHeld the most it has
 	// held. With a Budget shared through Config.Budget, they are the
 	// budget's figures, not this Transport's alone.
@@ -36,6 +44,7 @@ type PassThroughStats struct {
 	GetBodySet int64 // the caller set GetBody: it can replay by itself
 	Upgrade    int64 // Upgrade, Connection: Upgrade or X-Stream-Protocol-Version
 	Disabled   int64 // buffering disabled by the Config
+	Quiet      int64 // adaptive mode: the upstream left no trace of GOAWAY within the window
 }
 
 // RefusalStats counts refused replays by teebody.Reason.
@@ -50,15 +59,17 @@ type RefusalStats struct {
 type counters struct {
 	requests, buffered                   atomic.Int64
 	passNoBody, passGetBody, passUpgrade atomic.Int64
-	passDisabled                         atomic.Int64
+	passDisabled, passQuiet              atomic.Int64
 	replaysServed                        atomic.Int64
 	refusedTooLarge, refusedNoBudget     atomic.Int64
 	refusedStreamedPast, refusedClosed   atomic.Int64
 	budgetRefusals, retryLaterWritten    atomic.Int64
+	adaptiveTraces                       atomic.Int64
 }
 
-// Stats returns a snapshot of t's counters. It is cheap (a few atomic loads)
-// and safe to call concurrently with RoundTrip, e.g. on every metrics scrape.
+// Stats returns a snapshot of t's counters. It is cheap (atomic loads, and in
+// adaptive mode one pass over the upstreams remembered, without a lock) and
+// safe to call concurrently with RoundTrip, e.g. on every metrics scrape.
 func (t *Transport) Stats() Stats {
 	c := &t.counters
 	s := Stats{
@@ -69,6 +80,7 @@ func (t *Transport) Stats() Stats {
 			GetBodySet: c.passGetBody.Load(),
 			Upgrade:    c.passUpgrade.Load(),
 			Disabled:   c.passDisabled.Load(),
+			Quiet:      c.passQuiet.Load(),
 		},
 		ReplaysServed: c.replaysServed.Load(),
 		ReplaysRefused: RefusalStats{
@@ -79,6 +91,10 @@ func (t *Transport) Stats() Stats {
 		},
 		BudgetRefusals:    c.budgetRefusals.Load(),
 		RetryLaterWritten: c.retryLaterWritten.Load(),
+		AdaptiveTraces:    c.adaptiveTraces.Load(),
+	}
+	if t.traces != nil {
+		s.AdaptiveUpstreams = int64(t.traces.count())
 	}
 	if t.budget != nil {
 		s.BytesHeld = t.budget.InUse()

@@ -24,6 +24,7 @@ type Transport struct {
 	enabled bool              // read-only after New
 	limit   int64             // per-request limit; read-only after New
 	budget  *teebody.Budget   // nil when disabled; read-only after New
+	traces  *traces           // nil unless adaptive and enabled; read-only after New
 
 	counters counters // atomics
 
@@ -49,6 +50,9 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 		t.budget = cfg.Budget
 		if t.budget == nil {
 			t.budget = teebody.NewBudget(cfg.TotalBytes)
+		}
+		if cfg.Adaptive {
+			t.traces = newTraces(cfg.adaptiveWindow(), maxUpstreams)
 		}
 	}
 	return t
@@ -97,6 +101,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.passDisabled.Add(1)
 		return t.inner.RoundTrip(req)
 	}
+	up := upstreamOf(req.URL)
+	if t.traces != nil && !t.traces.hot(up) {
+		c.passQuiet.Add(1)
+		resp, err := t.inner.RoundTrip(req)
+		t.noteFailure(up, err)
+		return resp, err
+	}
 	c.buffered.Add(1)
 
 	t.track()
@@ -108,7 +119,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	out := *req // shallow: the caller's request stays as it was
 	out.Body = body
-	out.GetBody = func() (io.ReadCloser, error) { return t.replay(tee) }
+	out.GetBody = func() (io.ReadCloser, error) { return t.replay(tee, up) }
 
 	resp, err := t.inner.RoundTrip(&out)
 	if err != nil {
@@ -116,6 +127,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
 		}
 		t.end(tee)
+		t.noteFailure(up, err)
 		return nil, err
 	}
 	// No retry can happen any more: no new followers, and what the newest
@@ -134,8 +146,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// replay serves one GetBody call.
-func (t *Transport) replay(tee *teebody.Tee) (io.ReadCloser, error) {
+// replay serves one GetBody call for a request to up.
+func (t *Transport) replay(tee *teebody.Tee, up upstream) (io.ReadCloser, error) {
 	body, err := tee.NewReader()
 	if err != nil {
 		t.countRefusal(err)
@@ -145,7 +157,24 @@ func (t *Transport) replay(tee *teebody.Tee) (io.ReadCloser, error) {
 		return nil, err
 	}
 	t.counters.replaysServed.Add(1)
+	t.trace(up)
 	return body, nil
+}
+
+// noteFailure records a trace of GOAWAY for up, in adaptive mode, when err
+// means that up refused a request it did not process.
+func (t *Transport) noteFailure(up upstream, err error) {
+	if t.traces != nil && ShouldRetryLater(err) {
+		t.trace(up)
+	}
+}
+
+// trace records a trace of GOAWAY for up, in adaptive mode.
+func (t *Transport) trace(up upstream) {
+	if t.traces != nil {
+		t.counters.adaptiveTraces.Add(1)
+		t.traces.record(up)
+	}
 }
 
 func (t *Transport) countRefusal(err error) {
