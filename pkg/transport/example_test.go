@@ -170,3 +170,28 @@ func ExampleShouldRetryLater() {
 	// true
 	// false
 }
+
+// In adaptive mode, requests to an upstream that has not sent GOAWAY lately
+// pass through untouched and hold no memory; the first request it refuses
+// (answered 429 by ErrorHandler) or the first replay turns buffering on for
+// it, for Config.AdaptiveWindow after its latest such trace.
+func Example_adaptive() {
+	upstream := newCountingUpstream() // never sends GOAWAY
+	defer upstream.Close()
+
+	cfg := transport.DefaultConfig()
+	cfg.Adaptive = true // or TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_ADAPTIVE=true with ConfigFromEnv
+	tr := transport.New(&http.Transport{ForceAttemptHTTP2: true}, cfg)
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+
+	for _, s := range []string{"hello", "world"} {
+		printResponse(client.Post(upstream.URL, "text/plain", io.MultiReader(strings.NewReader(s))))
+	}
+	st := tr.Stats()
+	fmt.Println("buffered:", st.Buffered, "quiet:", st.PassedThrough.Quiet, "peak bytes held:", st.PeakBytesHeld)
+	// Output:
+	// 200 OK upstream got 5 bytes
+	// 200 OK upstream got 5 bytes
+	// buffered: 0 quiet: 2 peak bytes held: 0
+}

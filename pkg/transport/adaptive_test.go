@@ -1,0 +1,258 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// adaptiveConfig is quietConfig in adaptive mode.
+func adaptiveConfig() transport.Config {
+	cfg := quietConfig()
+	cfg.Adaptive = true
+	return cfg
+}
+
+const statusRetryLater = "429 Too Many Requests"
+
+// untilTrace sends batches of bodies to target through client until tr saw
+// a trace of GOAWAY (at most 10 batches) and returns what the client saw.
+func untilTrace(t *testing.T, tr *transport.Transport, client http.RoundTripper, target string) loadResult {
+	t.Helper()
+	total := loadResult{errs: map[string]int{}}
+	for i := range 10 {
+		r := runLoad(context.Background(), client, target, randomBodies(uint64(300+i), requestCount(200), 256<<10), 16)
+		total.requests += r.requests
+		total.ok += r.ok
+		total.failed += r.failed
+		for k, v := range r.errs {
+			total.errs[k] += v
+		}
+		if tr.Stats().AdaptiveTraces > 0 {
+			return total
+		}
+	}
+	t.Fatalf("no trace of GOAWAY after %v; stats %+v", total, tr.Stats())
+	return total
+}
+
+// TestAdaptiveGOAWAY: behind a ReverseProxy, an upstream that sends GOAWAY
+// is quiet at first, so its requests pass through; the first GOAWAY that
+// fails some of them gets those a 429 (never a 502) and leaves a trace;
+// from then on every request to it is buffered and replayed, and none
+// fails.
+func TestAdaptiveGOAWAY(t *testing.T) {
+	u := newUpstream(t, true, goawayEvery)
+	tr := transport.New(h2Transport(t, u), adaptiveConfig())
+	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
+	client := f.client(t)
+	stopScraping := scrapeStats(tr)
+	defer stopScraping()
+
+	first := untilTrace(t, tr, client, f.srv.URL)
+	st := tr.Stats()
+	t.Logf("until the first trace: %v; stats %+v", first, st)
+	if first.failed != first.errs[statusRetryLater] {
+		t.Errorf("before the first trace, failures other than 429: %v", first.errs)
+	}
+	if first.failed == 0 || int64(first.failed) != st.RetryLaterWritten {
+		t.Errorf("%d requests got 429, ErrorHandler wrote %d; want the same, > 0", first.failed, st.RetryLaterWritten)
+	}
+	if st.PassedThrough.Quiet == 0 || st.AdaptiveUpstreams != 1 {
+		t.Errorf("quiet %d, upstreams %d; want > 0, 1", st.PassedThrough.Quiet, st.AdaptiveUpstreams)
+	}
+
+	bodies := randomBodies(9, requestCount(600), 256<<10)
+	then := runLoad(context.Background(), client, f.srv.URL, bodies, 16)
+	drain(t, tr)
+	st2 := tr.Stats()
+	t.Logf("after it: %v; GOAWAYs sent %d; stats %+v", then, u.goaways.Load(), st2)
+	if then.failed != 0 {
+		t.Errorf("%d requests failed after the first trace: %v", then.failed, then.errs)
+	}
+	if st2.PassedThrough.Quiet != st.PassedThrough.Quiet {
+		t.Errorf("%d requests passed through as quiet after the first trace", st2.PassedThrough.Quiet-st.PassedThrough.Quiet)
+	}
+	if st2.Buffered == st.Buffered || st2.ReplaysServed == 0 || st2.AdaptiveTraces <= st.AdaptiveTraces {
+		t.Errorf("buffered %d -> %d, replays %d, traces %d -> %d: the upstream's requests were not buffered and replayed",
+			st.Buffered, st2.Buffered, st2.ReplaysServed, st.AdaptiveTraces, st2.AdaptiveTraces)
+	}
+	if n := u.wrong.Load(); n != 0 {
+		t.Errorf("%d bodies arrived with wrong bytes", n)
+	}
+	if n := f.late.Load(); n != 0 {
+		t.Errorf("%d reads of an inbound body after its handler returned", n)
+	}
+}
+
+// TestAdaptiveQuietHoldsNothing: side by side, the same load to an upstream
+// that never sends GOAWAY; the always-on proxy holds bytes, the adaptive one
+// holds none and buffers nothing.
+func TestAdaptiveQuietHoldsNothing(t *testing.T) {
+	bodies := randomBodies(11, requestCount(400), 256<<10)
+	run := func(cfg transport.Config) transport.Stats {
+		u := newUpstream(t, true, 0)
+		tr := transport.New(h2Transport(t, u), cfg)
+		f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
+		r := runLoad(context.Background(), f.client(t), f.srv.URL, bodies, 16)
+		drain(t, tr)
+		if r.failed != 0 || u.wrong.Load() != 0 {
+			t.Errorf("%v; wrong bytes %d", r, u.wrong.Load())
+		}
+		return tr.Stats()
+	}
+	always, adaptive := run(quietConfig()), run(adaptiveConfig())
+	t.Logf("always-on: %+v", always)
+	t.Logf("adaptive:  %+v", adaptive)
+	if always.Buffered == 0 || always.PeakBytesHeld == 0 {
+		t.Errorf("always-on buffered %d, peak held %d; want both > 0", always.Buffered, always.PeakBytesHeld)
+	}
+	if adaptive.Buffered != 0 || adaptive.PeakBytesHeld != 0 {
+		t.Errorf("adaptive buffered %d, peak held %d; want 0, 0", adaptive.Buffered, adaptive.PeakBytesHeld)
+	}
+	if adaptive.PassedThrough.Quiet != always.Buffered {
+		t.Errorf("adaptive passed %d through as quiet; want the %d that always-on buffered", adaptive.PassedThrough.Quiet, always.Buffered)
+	}
+	if adaptive.AdaptiveTraces != 0 || adaptive.AdaptiveUpstreams != 0 {
+		t.Errorf("traces %d, upstreams %d; want 0, 0", adaptive.AdaptiveTraces, adaptive.AdaptiveUpstreams)
+	}
+}
+
+// TestAdaptivePerUpstream: one Transport in front of two upstreams; the
+// trace of the one that sends GOAWAY does not make the other's requests
+// buffered.
+func TestAdaptivePerUpstream(t *testing.T) {
+	hot, quiet := newUpstream(t, true, goawayEvery), newUpstream(t, true, 0)
+	tr := transport.New(h2Transport(t, hot), adaptiveConfig()) // httptest's one certificate serves both
+	fHot := newFront(t, false, newProxy(hot, tr, tr.ErrorHandler, nil))
+	fQuiet := newFront(t, false, newProxy(quiet, tr, tr.ErrorHandler, nil))
+
+	untilTrace(t, tr, fHot.client(t), fHot.srv.URL)
+	before := tr.Stats()
+	r := runLoad(context.Background(), fQuiet.client(t), fQuiet.srv.URL, randomBodies(12, requestCount(200), 64<<10), 16)
+	after := tr.Stats()
+	t.Logf("quiet upstream after the other's trace: %v; stats %+v", r, after)
+	if r.failed != 0 {
+		t.Errorf("quiet upstream: %v", r)
+	}
+	if after.Buffered != before.Buffered {
+		t.Errorf("%d requests to the quiet upstream were buffered", after.Buffered-before.Buffered)
+	}
+	if q := after.PassedThrough.Quiet - before.PassedThrough.Quiet; q == 0 || q+after.PassedThrough.NoBody-before.PassedThrough.NoBody != int64(r.requests) {
+		t.Errorf("%d of %d requests to the quiet upstream passed through as quiet", q, r.requests)
+	}
+	if after.AdaptiveUpstreams != 1 {
+		t.Errorf("AdaptiveUpstreams = %d, want 1", after.AdaptiveUpstreams)
+	}
+
+	r = runLoad(context.Background(), fHot.client(t), fHot.srv.URL, randomBodies(13, requestCount(200), 64<<10), 16)
+	drain(t, tr)
+	last := tr.Stats()
+	if r.failed != 0 || last.Buffered == after.Buffered || last.PassedThrough.Quiet != after.PassedThrough.Quiet {
+		t.Errorf("hot upstream again: %v; buffered %d -> %d, quiet %d -> %d; want no failure, buffered, none quiet",
+			r, after.Buffered, last.Buffered, after.PassedThrough.Quiet, last.PassedThrough.Quiet)
+	}
+}
+
+// TestAdaptiveWindowExpiry: with a window far shorter than a round trip, a
+// trace has expired by the next request, so an upstream that sends GOAWAY
+// is never buffered for, however many traces it leaves.
+func TestAdaptiveWindowExpiry(t *testing.T) {
+	u := newUpstream(t, true, goawayEvery)
+	cfg := adaptiveConfig()
+	cfg.AdaptiveWindow = time.Nanosecond
+	tr := transport.New(h2Transport(t, u), cfg)
+	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
+	r := untilTrace(t, tr, f.client(t), f.srv.URL)
+	drain(t, tr)
+	st := tr.Stats()
+	t.Logf("%v; stats %+v", r, st)
+	if st.Buffered != 0 || st.PeakBytesHeld != 0 || st.AdaptiveUpstreams != 0 {
+		t.Errorf("buffered %d, peak held %d, upstreams %d after traces that expired at once; want 0, 0, 0",
+			st.Buffered, st.PeakBytesHeld, st.AdaptiveUpstreams)
+	}
+	if r.failed != r.errs[statusRetryLater] {
+		t.Errorf("failures other than 429: %v", r.errs)
+	}
+}
+
+// TestAdaptiveOff: without Adaptive, nothing of adaptive mode shows: every
+// request with a body is buffered, also to a quiet upstream, and GOAWAYs
+// leave no trace; the defaults leave it off.
+func TestAdaptiveOff(t *testing.T) {
+	if transport.DefaultConfig().Adaptive {
+		t.Fatal("DefaultConfig is adaptive")
+	}
+	for _, every := range []int64{0, goawayEvery} {
+		u := newUpstream(t, true, every)
+		tr := transport.New(h2Transport(t, u), quietConfig())
+		f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
+		r := runLoad(context.Background(), f.client(t), f.srv.URL, randomBodies(14, requestCount(400), 256<<10), 16)
+		drain(t, tr)
+		st := tr.Stats()
+		t.Logf("GOAWAY every %d: %v; stats %+v", every, r, st)
+		if r.failed != 0 || st.Buffered == 0 || st.Buffered+st.PassedThrough.NoBody != st.Requests {
+			t.Errorf("GOAWAY every %d: %v, buffered %d of %d (%d without body); want every request with a body buffered",
+				every, r, st.Buffered, st.Requests, st.PassedThrough.NoBody)
+		}
+		if st.PassedThrough.Quiet != 0 || st.AdaptiveTraces != 0 || st.AdaptiveUpstreams != 0 {
+			t.Errorf("GOAWAY every %d: quiet %d, traces %d, upstreams %d; want 0", every, st.PassedThrough.Quiet, st.AdaptiveTraces, st.AdaptiveUpstreams)
+		}
+		if every != 0 && st.ReplaysServed == 0 {
+			t.Error("no replay served: the run did not exercise a GOAWAY")
+		}
+	}
+
+	// Disabled buffering wins over adaptive mode: nothing is quiet, nothing traced.
+	u := newUpstream(t, true, goawayEvery)
+	tr := transport.New(h2Transport(t, u), transport.Config{Adaptive: true})
+	untilFailure := loadResult{}
+	for i := 0; i < 10 && untilFailure.failed == 0; i++ {
+		untilFailure = runLoad(context.Background(), tr, u.srv.URL, randomBodies(uint64(400+i), requestCount(200), 256<<10), 16)
+	}
+	if untilFailure.failed == 0 {
+		t.Fatal("no request failed with buffering disabled: the GOAWAY injector does not work")
+	}
+	if st := tr.Stats(); st.PassedThrough.Disabled == 0 || st.PassedThrough.Quiet != 0 || st.AdaptiveTraces != 0 {
+		t.Errorf("disabled and adaptive: %+v; want passed through as disabled, no trace", st)
+	}
+}
+
+func TestConfigFromEnvAdaptive(t *testing.T) {
+	for _, tc := range []struct {
+		val  string // "-" leaves the variable unset
+		want bool
+	}{
+		{"-", false}, {"", false}, {"  ", false},
+		{"true", true}, {"TRUE", true}, {"True", true}, {"t", true}, {"1", true}, {" true\t", true},
+		{"false", false}, {"0", false}, {"F", false},
+	} {
+		setEnv(t, transport.EnvAdaptive, tc.val)
+		cfg, err := transport.ConfigFromEnv()
+		if err != nil || cfg.Adaptive != tc.want {
+			t.Errorf("%s=%q: Adaptive %v, %v; want %v, nil", transport.EnvAdaptive, tc.val, cfg.Adaptive, err, tc.want)
+		}
+		if want := transport.DefaultConfig(); err == nil && (cfg.TotalBytes != want.TotalBytes || cfg.AdaptiveWindow != 0) {
+			t.Errorf("%s=%q changed more than Adaptive: %+v", transport.EnvAdaptive, tc.val, cfg)
+		}
+	}
+	for _, val := range []string{"yes", "on", "maybe", "2", "tru", "-1"} {
+		setEnv(t, transport.EnvAdaptive, val)
+		cfg, err := transport.ConfigFromEnv()
+		if err == nil {
+			t.Errorf("%s=%q: %+v, nil; want an error", transport.EnvAdaptive, val, cfg)
+			continue
+		}
+		if !errors.Is(err, transport.ErrInvalidBool) || !strings.HasPrefix(err.Error(), transport.EnvAdaptive+": ") || !strings.Contains(err.Error(), `"`+val+`"`) {
+			t.Errorf("error %q must name %s, quote %q and match ErrInvalidBool", err, transport.EnvAdaptive, val)
+		}
+		if cfg != (transport.Config{}) {
+			t.Errorf("config with the error = %+v, want the zero Config", cfg)
+		}
+	}
+}
