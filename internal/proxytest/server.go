@@ -1,9 +1,11 @@
 package proxytest
 
 import (
+	"bufio"
 	"crypto/tls"
 	"crypto/x509"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -133,6 +135,27 @@ func (w *endingWriter) Write(p []byte) (int, error) {
 		return 0, http.ErrHijacked
 	}
 	return w.ResponseWriter.Write(p)
+}
+
+// Flush sends what was written so far, deciding first if the status was
+// not written yet.
+func (w *endingWriter) Flush() {
+	if !w.decided {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.closed {
+		_ = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Hijack hands the connection to the handler (HTTP/1 only); the response
+// is then the handler's own and ends nothing.
+func (w *endingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if w.closed {
+		return nil, nil, http.ErrHijacked
+	}
+	w.decided = true
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
 // Unwrap lets http.ResponseController reach the server's writer.

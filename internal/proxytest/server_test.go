@@ -25,6 +25,7 @@ func (c *conns) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Handler", "yes")
+	w.(http.Flusher).Flush()
 	_, _ = io.WriteString(w, "hello")
 }
 
@@ -121,5 +122,25 @@ func TestServerHTTP1(t *testing.T) {
 	}
 	if n := h.count(); n != 3 {
 		t.Errorf("3 requests went over %d connections, want 3", n)
+	}
+}
+
+// TestServerHijack: a handler may take the connection over; what it writes
+// there is the response.
+func TestServerHijack(t *testing.T) {
+	s := proxytest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		_, _ = buf.WriteString("HTTP/1.1 202 Accepted\r\nContent-Length: 4\r\nConnection: close\r\n\r\nmine")
+		_ = buf.Flush()
+	}), proxytest.Options{HTTP1: true, Every: 1})
+	defer s.Close()
+	resp, body := get(t, s, "/", 1)
+	if resp.StatusCode != http.StatusAccepted || body != "mine" || s.Goaways() != 0 {
+		t.Errorf("got %s %q, %d goaways; want the handler's own 202 mine, none", resp.Status, body, s.Goaways())
 	}
 }

@@ -24,7 +24,7 @@ func TestBudgetSpent(t *testing.T) {
 	u := newUpstream(t, true, 3)
 	cfg := quietConfig()
 	cfg.TotalBytes, cfg.PerRequestBytes = 256<<10, 128<<10
-	tr := transport.New(h2Transport(t, u), cfg)
+	tr := transport.New(transportTo(t, u.srv), cfg)
 	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 	client := f.client(t)
 
@@ -90,7 +90,7 @@ func TestBudgetSpent(t *testing.T) {
 	drain(t, tr)
 	st := tr.Stats()
 	t.Logf("writes %d, requests sent %d, 429s seen %d, failures %d, GOAWAYs %d; stats %+v",
-		len(ids), sent.Load(), retryLater.Load(), failed.Load(), u.goaways.Load(), st)
+		len(ids), sent.Load(), retryLater.Load(), failed.Load(), u.srv.Goaways(), st)
 
 	if failed.Load() != 0 {
 		t.Errorf("%d failures reached the client: %v", failed.Load(), failures)

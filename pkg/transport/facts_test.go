@@ -110,7 +110,7 @@ func TestFactGetBodyCalledSeveralTimes(t *testing.T) {
 			}
 		}
 	}
-	errs := factRun(t, h2Transport(t, u), u, getBody, func([]error) bool {
+	errs := factRun(t, transportTo(t, u.srv), u, getBody, func([]error) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		countAbandoned()
@@ -136,7 +136,7 @@ type h2Inner struct {
 // one made closes its idle connections at the end of t's test.
 func h2Inners(t testing.TB) []h2Inner {
 	return []h2Inner{
-		{"net/http", func(u *upstream) http.RoundTripper { return h2Transport(t, u) }},
+		{"net/http", func(u *upstream) http.RoundTripper { return transportTo(t, u.srv) }},
 		{"x/net/http2", func(u *upstream) http.RoundTripper { return xh2Transport(t, u) }},
 	}
 }
@@ -202,7 +202,7 @@ func TestFactNoGetBodyStringError(t *testing.T) {
 // its Transport.
 func TestFactReverseProxyNeverSetsGetBody(t *testing.T) {
 	u := newUpstream(t, true, 0)
-	rec := &recorder{rt: h2Transport(t, u)}
+	rec := &recorder{rt: transportTo(t, u.srv)}
 	f := newFront(t, false, newProxy(u, rec, nil, nil))
 	bodies := uniformBodies(5, 20, 1, 64<<10)
 	if r := runLoad(context.Background(), f.client(t), f.srv.URL, bodies, 4); r.failed != 0 {

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -29,7 +29,7 @@ type slowUpstream struct {
 
 func newSlowUpstream(t *testing.T, after int64, abort bool) *slowUpstream {
 	s := &slowUpstream{upstream: &upstream{applied: map[string]int{}}, after: after, abort: abort, started: make(chan struct{})}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.srv = serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.CopyN(io.Discard, r.Body, s.after); err != nil {
 			return
 		}
@@ -40,8 +40,7 @@ func newSlowUpstream(t *testing.T, after int64, abort bool) *slowUpstream {
 		if _, err := io.Copy(io.Discard, r.Body); err == nil {
 			s.completed.Add(1)
 		}
-	}))
-	startServer(t, s.srv, true)
+	}), proxytest.Options{})
 	return s
 }
 
@@ -120,7 +119,7 @@ func TestClientVanishesMidUpload(t *testing.T) {
 	for _, pc := range proxyCases() {
 		t.Run(pc.name, func(t *testing.T) {
 			u := newSlowUpstream(t, 64<<10, false)
-			tr := transport.New(h2Transport(t, u.upstream), quietConfig())
+			tr := transport.New(transportTo(t, u.srv), quietConfig())
 			f := newFront(t, pc.h2, pc.build(u.upstream, tr))
 			client := f.client(t)
 
@@ -158,7 +157,7 @@ func TestUpstreamResetsMidBody(t *testing.T) {
 	for _, pc := range proxyCases() {
 		t.Run(pc.name, func(t *testing.T) {
 			u := newSlowUpstream(t, 64<<10, true)
-			tr := transport.New(h2Transport(t, u.upstream), quietConfig())
+			tr := transport.New(transportTo(t, u.srv), quietConfig())
 			f := newFront(t, pc.h2, pc.build(u.upstream, tr))
 			body := uniformBodies(9, 1, 1<<20, 1<<20)[0]
 			resp, err := f.client(t).RoundTrip(newPost(context.Background(), f.srv.URL, body, ""))
@@ -184,7 +183,7 @@ func TestUpstreamResetsMidBody(t *testing.T) {
 // closed (which unblocks it), never read again, and everything is released.
 func TestContextCancelledWhileSourceBlocks(t *testing.T) {
 	u := newSlowUpstream(t, 64<<10, false)
-	tr := transport.New(h2Transport(t, u.upstream), quietConfig())
+	tr := transport.New(transportTo(t, u.srv), quietConfig())
 	ctx, cancel := context.WithCancel(context.Background())
 	src := newBlockingSource(t, 64<<10, nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.srv.URL, src)
@@ -216,17 +215,16 @@ func TestContextCancelledWhileSourceBlocks(t *testing.T) {
 }
 
 // TestResponseBeforeBody: the upstream answers before reading the body
-// (DESIGN.md fact 4); the client closes the response while its body is
+// (docs/design.md, fact 4); the client closes the response while its body is
 // still blocked. Closing the response body ends the request: the source is
 // closed, never read again, and everything is released.
 func TestResponseBeforeBody(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		w.(http.Flusher).Flush()
 		io.Copy(io.Discard, r.Body)
-	}))
-	startServer(t, srv, true)
-	tr := transport.New(h2Transport(t, &upstream{srv: srv}), quietConfig())
+	}), proxytest.Options{})
+	tr := transport.New(transportTo(t, srv), quietConfig())
 
 	src := newBlockingSource(t, 64<<10, nil)
 	req, err := http.NewRequest(http.MethodPost, srv.URL, src)
@@ -288,7 +286,7 @@ func TestHTTP1UpstreamClosesConnections(t *testing.T) {
 	}
 
 	u := newUpstream(t, false, 5)
-	broken := send(h1Transport(t, u), u, 21)
+	broken := send(transportTo(t, u.srv), u, 21)
 	t.Logf("without the transport: %v", broken)
 	n := 0
 	for kind, c := range broken.errs {
@@ -301,7 +299,7 @@ func TestHTTP1UpstreamClosesConnections(t *testing.T) {
 	}
 
 	u = newUpstream(t, false, 5)
-	tr := transport.New(h1Transport(t, u), quietConfig())
+	tr := transport.New(transportTo(t, u.srv), quietConfig())
 	fixed := send(tr, u, 22)
 	drain(t, tr)
 	st := tr.Stats()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -27,7 +28,7 @@ func requestCount(full int) int {
 // quietConfig is DefaultConfig logging nowhere.
 func quietConfig() transport.Config {
 	cfg := transport.DefaultConfig()
-	cfg.ErrorLog = quietLog()
+	cfg.ErrorLog = proxytest.QuietLog()
 	return cfg
 }
 
@@ -86,7 +87,7 @@ func TestReverseProxyGOAWAY(t *testing.T) {
 			// Without the transport.
 			u := newUpstream(t, true, goawayEvery)
 			lc := &logCounter{}
-			f := newFront(t, false, newHandler(u, h2Transport(t, u), nil, lc))
+			f := newFront(t, false, newHandler(u, transportTo(t, u.srv), nil, lc))
 			client := f.client(t)
 			broken := brokenRun(t, func(bodies []testBody) loadResult {
 				return runLoad(context.Background(), client, f.srv.URL, bodies, 16)
@@ -100,7 +101,7 @@ func TestReverseProxyGOAWAY(t *testing.T) {
 
 			// With the transport.
 			u = newUpstream(t, true, goawayEvery)
-			tr := transport.New(h2Transport(t, u), quietConfig())
+			tr := transport.New(transportTo(t, u.srv), quietConfig())
 			f = newFront(t, false, newHandler(u, tr, tr.ErrorHandler, nil))
 			client = f.client(t)
 			n := 2000
@@ -114,15 +115,15 @@ func TestReverseProxyGOAWAY(t *testing.T) {
 			drain(t, tr)
 			st := tr.Stats()
 			t.Logf("with the transport: %v; wrong bytes upstream: %d; GOAWAYs sent: %d; stats %+v",
-				fixed, u.wrong.Load(), u.goaways.Load(), st)
+				fixed, u.wrong.Load(), u.srv.Goaways(), st)
 			if fixed.failed != 0 {
 				t.Errorf("%d requests failed with the transport: %v", fixed.failed, fixed.errs)
 			}
 			if n := u.wrong.Load(); n != 0 {
 				t.Errorf("%d bodies arrived with wrong bytes", n)
 			}
-			if u.goaways.Load() == 0 || st.ReplaysServed == 0 {
-				t.Errorf("GOAWAYs %d, replays served %d: the run did not exercise a replay", u.goaways.Load(), st.ReplaysServed)
+			if u.srv.Goaways() == 0 || st.ReplaysServed == 0 {
+				t.Errorf("GOAWAYs %d, replays served %d: the run did not exercise a replay", u.srv.Goaways(), st.ReplaysServed)
 			}
 			if n := f.late.Load(); n != 0 {
 				t.Errorf("%d reads of an inbound body after its handler returned", n)
@@ -141,7 +142,7 @@ func TestTransportGOAWAY(t *testing.T) {
 		rt   func(*upstream) http.RoundTripper
 		want []string // error kinds the run without the transport must show
 	}{
-		{"net/http", func(u *upstream) http.RoundTripper { return h2Transport(t, u) },
+		{"net/http", func(u *upstream) http.RoundTripper { return transportTo(t, u.srv) },
 			[]string{"http2: cannot retry err [GOAWAY...] after Request.Body was written", "net/http: cannot rewind body after connection loss"}},
 		{"x/net/http2", func(u *upstream) http.RoundTripper { return xh2Transport(t, u) },
 			[]string{"http2: cannot retry err [GOAWAY...] after Request.Body was written"}},
@@ -182,7 +183,7 @@ func TestTransportGOAWAY(t *testing.T) {
 			drain(t, tr)
 			st := tr.Stats()
 			t.Logf("with the transport: %v; wrong bytes upstream: %d; GOAWAYs sent: %d; stats %+v",
-				fixed, u.wrong.Load(), u.goaways.Load(), st)
+				fixed, u.wrong.Load(), u.srv.Goaways(), st)
 			if fixed.failed != 0 || u.wrong.Load() != 0 {
 				t.Errorf("with the transport: %d failed (%v), %d with wrong bytes", fixed.failed, fixed.errs, u.wrong.Load())
 			}

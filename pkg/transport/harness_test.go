@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strconv"
@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/teebody/teebody/internal/proxytest"
 )
 
 // The headers by which a test client tells the upstream what it sends.
@@ -29,19 +31,13 @@ const (
 )
 
 // upstream is a test server that checks each body against the hash and
-// length in its headers and, on every n-th response, ends the connection:
-// over HTTP/2 with `Connection: close`, which makes Go's HTTP/2 server send
-// a graceful GOAWAY (the same mechanism as the API server's --goaway-chance
-// filter); over HTTP/1.1 by answering as if keeping the connection alive and
-// then closing it behind the client's back.
+// length in its headers, and ends its connection after the responses its
+// proxytest.Options pick.
 type upstream struct {
-	srv   *httptest.Server
-	every int64 // end the connection on every n-th response; 0: never
+	srv *proxytest.Server
 
-	n       atomic.Int64 // responses so far
-	ok      atomic.Int64 // bodies that arrived intact
-	wrong   atomic.Int64 // bodies that arrived with wrong bytes
-	goaways atomic.Int64 // connections ended
+	ok    atomic.Int64 // bodies that arrived intact
+	wrong atomic.Int64 // bodies that arrived with wrong bytes
 
 	mu      sync.Mutex
 	applied map[string]int // guarded by mu: hdrWrite -> times applied
@@ -65,72 +61,37 @@ func (u *upstream) handle(w http.ResponseWriter, r *http.Request) {
 		u.applied[id]++
 		u.mu.Unlock()
 	}
-	if u.every <= 0 || u.n.Add(1)%u.every != 0 {
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	u.goaways.Add(1)
-	if r.ProtoMajor == 2 {
-		w.Header().Set("Connection", "close") // the server sends a graceful GOAWAY
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	conn, buf, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		panic(err)
-	}
-	// Promise keep-alive, then close: the client's next request on this
-	// connection races with its noticing.
-	buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-	buf.Flush()
-	conn.Close()
+	w.WriteHeader(http.StatusOK)
 }
 
 // newUpstream starts an upstream: TLS with HTTP/2 when h2, else plain
-// HTTP/1.1. It is closed at the end of the test.
+// HTTP/1.1, ending the connection after every n-th response (0: never). It
+// is closed at the end of the test.
 func newUpstream(t testing.TB, h2 bool, every int64) *upstream {
-	u := &upstream{every: every, applied: map[string]int{}}
-	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(u.handle))
-	startServer(t, u.srv, h2)
+	u := &upstream{applied: map[string]int{}}
+	u.srv = serve(t, http.HandlerFunc(u.handle), proxytest.Options{HTTP1: !h2, Every: every})
 	return u
 }
 
-// startServer starts srv with its error log discarded: over TLS with HTTP/2
-// when h2, else plain HTTP/1.1. It is closed at the end of the test.
-func startServer(t testing.TB, srv *httptest.Server, h2 bool) {
-	srv.Config.ErrorLog = quietLog()
-	if h2 {
-		srv.EnableHTTP2 = true
-		srv.StartTLS()
-	} else {
-		srv.Start()
-	}
-	t.Cleanup(srv.Close)
+// serve starts a proxytest.Server closed at the end of the test.
+func serve(t testing.TB, h http.Handler, opts proxytest.Options) *proxytest.Server {
+	s := proxytest.NewServer(h, opts)
+	t.Cleanup(s.Close)
+	return s
 }
 
 // appliedCounts returns how many times each write was applied.
 func (u *upstream) appliedCounts() map[string]int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	m := make(map[string]int, len(u.applied))
-	for k, v := range u.applied {
-		m[k] = v
-	}
-	return m
+	return maps.Clone(u.applied)
 }
 
-// h1Transport returns an HTTP/1.1-only transport to u, and h2Transport the
-// net/http transport with its bundled HTTP/2, the one proxies use. Both
-// close their idle connections at the end of the test.
-func h1Transport(t testing.TB, u *upstream) *http.Transport {
-	tr := &http.Transport{MaxIdleConnsPerHost: 64}
-	t.Cleanup(tr.CloseIdleConnections)
-	return tr
-}
-
-func h2Transport(t testing.TB, u *upstream) *http.Transport {
-	tr := u.srv.Client().Transport.(*http.Transport).Clone()
-	tr.ForceAttemptHTTP2 = true
+// transportTo returns net/http's transport to s (with its bundled HTTP/2
+// when s serves TLS, the one proxies use); its idle connections are closed
+// at the end of the test.
+func transportTo(t testing.TB, s *proxytest.Server) *http.Transport {
+	tr := s.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
 	return tr
 }
@@ -160,8 +121,6 @@ func (l *logCounter) count(substr string) int {
 	}
 	return n
 }
-
-func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
 
 // newProxy returns a reverse proxy to u over rt. errorHandler may be nil.
 func newProxy(u *upstream, rt http.RoundTripper, errorHandler func(http.ResponseWriter, *http.Request, error), logw io.Writer) *httputil.ReverseProxy {
@@ -341,8 +300,8 @@ func errClass(err error) string {
 }
 
 // guardedBody wraps a server-side request body and records every Read that
-// starts after the handler returned (DESIGN.md fact 7: such a Read is a bug
-// that HTTP/1 may even answer with a silently truncated body).
+// starts after the handler returned (docs/design.md, fact 7: such a Read is a
+// bug that HTTP/1 may even answer with a silently truncated body).
 type guardedBody struct {
 	io.ReadCloser
 	returned *atomic.Bool
@@ -359,7 +318,7 @@ func (g guardedBody) Read(p []byte) (int, error) {
 // front is the server a test client talks to: a proxy handler behind a
 // guard that counts reads of the inbound body after the handler returned.
 type front struct {
-	srv     *httptest.Server
+	srv     *proxytest.Server
 	late    atomic.Int64 // reads of an inbound body after its handler returned
 	active  sync.WaitGroup
 	handled atomic.Int64
@@ -369,7 +328,7 @@ type front struct {
 // plain HTTP/1.1.
 func newFront(t testing.TB, h2 bool, h http.Handler) *front {
 	f := &front{}
-	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.srv = serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.active.Add(1)
 		defer f.active.Done()
 		returned := new(atomic.Bool)
@@ -379,54 +338,19 @@ func newFront(t testing.TB, h2 bool, h http.Handler) *front {
 		}
 		h.ServeHTTP(w, r)
 		f.handled.Add(1)
-	}))
-	startServer(t, f.srv, h2)
+	}), proxytest.Options{HTTP1: !h2})
 	return f
 }
 
 // client returns a transport to f that closes its idle connections at the
 // end of the test.
-func (f *front) client(t testing.TB) *http.Transport {
-	tr := f.srv.Client().Transport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	return tr
-}
+func (f *front) client(t testing.TB) *http.Transport { return transportTo(t, f.srv) }
 
-// handProxy is a hand-written forwarding handler of the kind many
-// Kubernetes proxies use instead of httputil.ReverseProxy: it has none of
-// ReverseProxy's guards around the inbound body, so the transport alone must
-// stop reading it in time. It closes the response body before returning.
-type handProxy struct {
-	target       *url.URL
-	rt           http.RoundTripper
-	errorHandler func(http.ResponseWriter, *http.Request, error)
-}
-
-func newHandProxy(u *upstream, rt http.RoundTripper, errorHandler func(http.ResponseWriter, *http.Request, error)) *handProxy {
+// newHandProxy returns a hand-written forwarding proxy to u over rt.
+func newHandProxy(u *upstream, rt http.RoundTripper, errorHandler func(http.ResponseWriter, *http.Request, error)) *proxytest.HandProxy {
 	target, err := url.Parse(u.srv.URL)
 	if err != nil {
 		panic(err)
 	}
-	return &handProxy{target: target, rt: rt, errorHandler: errorHandler}
-}
-
-func (p *handProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	out := r.Clone(r.Context())
-	out.RequestURI = ""
-	out.URL.Scheme, out.URL.Host = p.target.Scheme, p.target.Host
-	out.Host = ""
-	if r.ContentLength == 0 {
-		out.Body = nil
-	}
-	resp, err := p.rt.RoundTrip(out)
-	if err != nil {
-		p.errorHandler(w, r, err)
-		return
-	}
-	defer resp.Body.Close()
-	for k, vs := range resp.Header {
-		w.Header()[k] = vs
-	}
-	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body)
+	return &proxytest.HandProxy{Target: target, Transport: rt, ErrorHandler: errorHandler}
 }

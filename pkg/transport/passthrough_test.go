@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -151,7 +152,7 @@ func TestRequestNotModified(t *testing.T) {
 // through an httputil.ReverseProxy over the Transport: it passes untouched,
 // the 101 response's body stays writable, and bytes flow both ways.
 func TestUpgradeThroughReverseProxy(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if b, err := io.ReadAll(r.Body); err != nil || string(b) != "hello" || r.Header.Get("Upgrade") != "test-proto" {
 			http.Error(w, "want an upgrade with the body hello", http.StatusBadRequest)
 			return
@@ -169,8 +170,7 @@ func TestUpgradeThroughReverseProxy(t *testing.T) {
 		}
 		buf.WriteString("echo: " + line)
 		buf.Flush()
-	}))
-	t.Cleanup(up.Close)
+	}), proxytest.Options{HTTP1: true})
 	tr := transport.New(h1Client(t), quietConfig())
 	u := &upstream{srv: up}
 	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
@@ -214,7 +214,7 @@ func TestOverLimitBodiesIntact(t *testing.T) {
 	u := newUpstream(t, true, 0)
 	cfg := quietConfig()
 	cfg.TotalBytes, cfg.PerRequestBytes = 256<<10, 64<<10
-	tr := transport.New(h2Transport(t, u), cfg)
+	tr := transport.New(transportTo(t, u.srv), cfg)
 	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 	bodies := uniformBodies(11, 24, int(cfg.PerRequestBytes)+1, 2<<20)
 	r := runLoad(t.Context(), f.client(t), f.srv.URL, bodies, 8)
