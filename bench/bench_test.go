@@ -6,6 +6,9 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/internal/quantile"
 )
 
 // The benchmark parameters. run.sh and docs/BENCHMARKS.md quote them.
@@ -63,8 +66,8 @@ func warmUp(b *testing.B, s *stack, size int) {
 }
 
 func reportLatency(b *testing.B, st runStats) {
-	b.ReportMetric(quantile(st.latencies, 0.50).Seconds(), "p50-s")
-	b.ReportMetric(quantile(st.latencies, 0.99).Seconds(), "p99-s")
+	b.ReportMetric(quantile.Of(st.latencies, 0.50).Seconds(), "p50-s")
+	b.ReportMetric(quantile.Of(st.latencies, 0.99).Seconds(), "p99-s")
 }
 
 // reportCPU reports the process's CPU time per op (user and system, all
@@ -78,7 +81,7 @@ func reportCPU(b *testing.B, cpu time.Duration) {
 func BenchmarkProxy(b *testing.B) {
 	for _, size := range proxySizes {
 		for _, kind := range kinds {
-			b.Run(fmt.Sprintf("size=%s/transport=%s", sizeName(size), kind), func(b *testing.B) {
+			b.Run(fmt.Sprintf("size=%s/transport=%s", proxytest.SizeName(size), kind), func(b *testing.B) {
 				withStack(b, stackConfig{kind: kind}, func(s *stack) {
 					warmUp(b, s, size)
 					b.SetBytes(int64(size))
@@ -105,7 +108,7 @@ func BenchmarkProxy(b *testing.B) {
 // first byte, last-byte-s the last, both from the start of the upload.
 func BenchmarkSlowClient(b *testing.B) {
 	for _, kind := range kinds {
-		b.Run(fmt.Sprintf("size=%s/transport=%s", sizeName(slowSize), kind), func(b *testing.B) {
+		b.Run(fmt.Sprintf("size=%s/transport=%s", proxytest.SizeName(slowSize), kind), func(b *testing.B) {
 			withStack(b, stackConfig{kind: kind}, func(s *stack) {
 				warmUp(b, s, 1*kib)
 				body := func() io.Reader {
@@ -118,8 +121,8 @@ func BenchmarkSlowClient(b *testing.B) {
 				if st.ok != st.ops {
 					b.Errorf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
 				}
-				b.ReportMetric(quantile(st.firsts, 0.5).Seconds(), "first-byte-s")
-				b.ReportMetric(quantile(st.lasts, 0.5).Seconds(), "last-byte-s")
+				b.ReportMetric(quantile.Of(st.firsts, 0.5).Seconds(), "first-byte-s")
+				b.ReportMetric(quantile.Of(st.lasts, 0.5).Seconds(), "last-byte-s")
 			})
 		})
 	}
@@ -133,7 +136,7 @@ func BenchmarkSlowClient(b *testing.B) {
 // last response close until bytes held was back to 0.
 func BenchmarkLoad(b *testing.B) {
 	for _, kind := range kinds {
-		b.Run(fmt.Sprintf("conc=%d/size=%s/transport=%s", loadConc, sizeName(loadSize), kind), func(b *testing.B) {
+		b.Run(fmt.Sprintf("conc=%d/size=%s/transport=%s", loadConc, proxytest.SizeName(loadSize), kind), func(b *testing.B) {
 			cfg := stackConfig{kind: kind, totalBytes: loadTotal, perRequest: loadPerRequest}
 			withStack(b, cfg, func(s *stack) {
 				warmUp(b, s, 1*kib)
@@ -183,10 +186,10 @@ func checkLoad(tb testing.TB, s *stack, ls loadStats, conc int) {
 func BenchmarkGoaway(b *testing.B) {
 	for _, size := range goawaySizes {
 		for _, kind := range kinds {
-			b.Run(fmt.Sprintf("size=%s/transport=%s", sizeName(size), kind), func(b *testing.B) {
+			b.Run(fmt.Sprintf("size=%s/transport=%s", proxytest.SizeName(size), kind), func(b *testing.B) {
 				withStack(b, stackConfig{kind: kind, goawayChance: goawayChance}, func(s *stack) {
 					warmUp(b, s, size)
-					s.up.goaways.Store(0)
+					goaways0 := s.up.srv.Goaways()
 					s.up.requests.Store(0)
 					b.SetBytes(int64(size))
 					b.ReportAllocs()
@@ -201,7 +204,7 @@ func BenchmarkGoaway(b *testing.B) {
 					reportLatency(b, st)
 					b.ReportMetric(pct(st.failed, st.ops), "fail-%")
 					b.ReportMetric(pct(st.retryLater, st.ops), "retry-later-%")
-					b.ReportMetric(pct(int(s.up.goaways.Load()), int(s.up.requests.Load())), "goaway-%")
+					b.ReportMetric(pct(int(s.up.srv.Goaways()-goaways0), int(s.up.requests.Load())), "goaway-%")
 				})
 			})
 		}

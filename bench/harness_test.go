@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"log"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -24,6 +23,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/teebody/teebody/internal/proxytest"
 )
 
 const (
@@ -74,29 +75,12 @@ func expectedCRC(size int) uint32 {
 	return c
 }
 
-func sizeName(n int) string {
-	switch {
-	case n >= mib && n%mib == 0:
-		return strconv.Itoa(n/mib) + "MiB"
-	case n >= kib && n%kib == 0:
-		return strconv.Itoa(n/kib) + "KiB"
-	}
-	return strconv.Itoa(n) + "B"
-}
-
-var discardLog = log.New(io.Discard, "", 0)
-
 // upstream is the TLS HTTP/2 server the proxy forwards to: a stand-in for a
 // Kubernetes API server started with --goaway-chance.
 type upstream struct {
-	srv    *httptest.Server
-	chance float64
-
-	mu  sync.Mutex
-	rng *rand.Rand // guarded by mu
+	srv *proxytest.Server
 
 	requests   atomic.Int64 // handler calls
-	goaways    atomic.Int64 // responses sent with Connection: close
 	bodyErrors atomic.Int64 // request bodies that ended in an error
 }
 
@@ -107,21 +91,9 @@ var upstreamBufs = sync.Pool{New: func() any { b := make([]byte, 32*kib); return
 const statusOK = `{"kind":"Status","apiVersion":"v1","status":"Success"}` + "\n"
 
 func newUpstream(goawayChance float64) *upstream {
-	u := &upstream{chance: goawayChance, rng: rand.New(rand.NewPCG(1, 2))}
-	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(u.serve))
-	u.srv.EnableHTTP2 = true
-	u.srv.Config.ErrorLog = discardLog
-	u.srv.StartTLS()
+	u := &upstream{}
+	u.srv = proxytest.NewServer(http.HandlerFunc(u.serve), proxytest.Options{Chance: goawayChance})
 	return u
-}
-
-func (u *upstream) goaway() bool {
-	if u.chance <= 0 {
-		return false
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.rng.Float64() < u.chance
 }
 
 // serve drains and checksums the body, then answers with its length, its
@@ -154,12 +126,6 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	hdr := w.Header()
-	if u.goaway() {
-		// Go's HTTP/2 server answers this header with a graceful GOAWAY,
-		// as the Kubernetes API server's --goaway-chance filter does.
-		hdr.Set("Connection", "close")
-		u.goaways.Add(1)
-	}
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("X-Body-Length", strconv.FormatInt(n, 10))
 	hdr.Set("X-Body-Crc32c", strconv.FormatUint(uint64(h.Sum32()), 10))
@@ -167,17 +133,6 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Last-Byte-Ns", strconv.FormatInt(int64(last), 10))
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, statusOK)
-}
-
-func (u *upstream) client() *http.Transport {
-	pool := x509.NewCertPool()
-	pool.AddCert(u.srv.Certificate())
-	return &http.Transport{
-		TLSClientConfig:     &tls.Config{RootCAs: pool},
-		ForceAttemptHTTP2:   true,
-		MaxIdleConnsPerHost: 64,
-		DisableCompression:  true,
-	}
 }
 
 // heldFunc reports the request-body bytes a transport holds right now.
@@ -234,7 +189,7 @@ type stack struct {
 func newStack(tb testing.TB, cfg stackConfig) *stack {
 	tb.Helper()
 	s := &stack{cfg: cfg, up: newUpstream(cfg.goawayChance)}
-	s.inner = s.up.client()
+	s.inner = s.up.srv.Transport()
 	ut, err := newUnderTest(cfg, s.inner)
 	if err != nil {
 		s.up.srv.Close()
@@ -249,15 +204,15 @@ func newStack(tb testing.TB, cfg stackConfig) *stack {
 	var h http.Handler = &httputil.ReverseProxy{
 		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(upURL) },
 		Transport:    &s.closes,
-		ErrorLog:     discardLog,
+		ErrorLog:     proxytest.QuietLog(),
 		ErrorHandler: s.proxyError,
 	}
 	if cfg.handWritten {
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.forward(w, r, upURL) })
+		h = &proxytest.HandProxy{Target: upURL, Transport: &s.closes, ErrorHandler: s.proxyError}
 	}
 	s.front = httptest.NewUnstartedServer(h)
 	s.front.Listener = countingListener{Listener: s.front.Listener, s: s}
-	s.front.Config.ErrorLog = discardLog
+	s.front.Config.ErrorLog = proxytest.QuietLog()
 	if cfg.frontH2 {
 		s.front.EnableHTTP2 = true
 		s.front.StartTLS()
@@ -275,36 +230,6 @@ func newStack(tb testing.TB, cfg stackConfig) *stack {
 	}
 	s.client = &http.Client{Transport: s.clientTr}
 	return s
-}
-
-// forward is a hand-written proxy handler, as many Kubernetes proxies have:
-// unlike httputil.ReverseProxy it does not guard the inbound body against a
-// Read after the handler returned (DESIGN.md facts 6 and 7), so the
-// transport alone must stop reading it in time.
-func (s *stack) forward(w http.ResponseWriter, r *http.Request, upstream *url.URL) {
-	target := *upstream
-	target.Path = r.URL.Path
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), r.Body)
-	if err != nil {
-		s.proxyError(w, r, err)
-		return
-	}
-	if r.ContentLength == 0 {
-		out.Body = http.NoBody
-	}
-	out.ContentLength = r.ContentLength
-	out.Header = r.Header.Clone()
-	resp, err := s.closes.RoundTrip(out)
-	if err != nil {
-		s.proxyError(w, r, err)
-		return
-	}
-	defer resp.Body.Close()
-	for k, vs := range resp.Header {
-		w.Header()[k] = vs
-	}
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
 }
 
 func (s *stack) proxyError(w http.ResponseWriter, r *http.Request, err error) {

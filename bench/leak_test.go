@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"testing"
+
+	"github.com/teebody/teebody/internal/proxytest"
 )
 
 // The tests run the benchmarks' code at a small size: every upload must
@@ -14,15 +16,15 @@ func TestProxyUploadsArriveIntact(t *testing.T) {
 	for _, kind := range kinds {
 		for _, h2 := range []bool{false, true} {
 			for _, size := range []int{0, 1 * kib, 100*kib + 3, 1 * mib} {
-				name := fmt.Sprintf("transport=%s/h2front=%t/size=%s", kind, h2, sizeName(size))
+				name := fmt.Sprintf("transport=%s/h2front=%t/size=%s", kind, h2, proxytest.SizeName(size))
 				t.Run(name, func(t *testing.T) {
 					withStack(t, stackConfig{kind: kind, frontH2: h2}, func(s *stack) {
 						st := s.run(t.Context(), 4, 2, size, nil)
 						if st.ok != st.ops {
 							t.Fatalf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
 						}
-						if size > 0 && len(st.firsts) > 0 && st.firsts[0] > st.lasts[len(st.lasts)-1] {
-							t.Errorf("first byte after the last: %v > %v", st.firsts[0], st.lasts[len(st.lasts)-1])
+						if size > 0 {
+							checkByteTimes(t, st)
 						}
 					})
 				})
@@ -43,13 +45,20 @@ func TestSlowUploadArrivesIntact(t *testing.T) {
 				if st.ok != st.ops {
 					t.Fatalf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
 				}
-				for i := range st.firsts {
-					if st.firsts[i] > st.lasts[i] {
-						t.Errorf("upload %d: first byte at %v, after the last at %v", i, st.firsts[i], st.lasts[i])
-					}
-				}
+				checkByteTimes(t, st)
 			})
 		})
+	}
+}
+
+// checkByteTimes checks that each upload's first byte reached the upstream
+// no later than its last.
+func checkByteTimes(t *testing.T, st runStats) {
+	t.Helper()
+	for i, r := range st.oks {
+		if r.first > r.last {
+			t.Errorf("upload %d: first byte at %v, after the last at %v", i, r.first, r.last)
+		}
 	}
 }
 
@@ -104,11 +113,11 @@ func TestGoawayIsReplayed(t *testing.T) {
 				if st.corrupt > 0 {
 					t.Fatalf("%d corrupt uploads: %v", st.corrupt, st.sampleErr)
 				}
-				if s.up.goaways.Load() == 0 {
+				if s.up.srv.Goaways() == 0 {
 					t.Fatalf("the upstream sent no GOAWAY in %d requests", s.up.requests.Load())
 				}
 				t.Logf("%d GOAWAYs, %d ok, %d failed, %d retry-later; proxy errors %v",
-					s.up.goaways.Load(), st.ok, st.failed, st.retryLater, s.errors())
+					s.up.srv.Goaways(), st.ok, st.failed, st.retryLater, s.errors())
 				if s.ut.stats != nil {
 					t.Logf("stats: %s", s.ut.stats())
 				}
@@ -133,7 +142,7 @@ func TestGoawayThroughHandWrittenProxy(t *testing.T) {
 				withStack(t, cfg, func(s *stack) {
 					st := s.run(t.Context(), 80, 8, size, nil)
 					if s.ut.stats != nil {
-						t.Logf("%d GOAWAYs; stats: %s", s.up.goaways.Load(), s.ut.stats())
+						t.Logf("%d GOAWAYs; stats: %s", s.up.srv.Goaways(), s.ut.stats())
 					}
 					if st.ok != st.ops {
 						t.Errorf("%d corrupt, %d failed, %d 429 of %d uploads: %v; proxy errors %v",
@@ -155,12 +164,12 @@ func TestGoawayWithSpentBudget(t *testing.T) {
 	withStack(t, cfg, func(s *stack) {
 		st := s.run(t.Context(), 120, 8, size, nil)
 		t.Logf("%d GOAWAYs, %d ok, %d 429, %d failed; stats: %s",
-			s.up.goaways.Load(), st.ok, st.retryLater, st.failed, s.ut.stats())
+			s.up.srv.Goaways(), st.ok, st.retryLater, st.failed, s.ut.stats())
 		if st.corrupt > 0 || st.failed > 0 {
 			t.Errorf("%d corrupt and %d failed of %d uploads: %v; proxy errors %v",
 				st.corrupt, st.failed, st.ops, st.sampleErr, s.errors())
 		}
-		if s.up.goaways.Load() == 0 {
+		if s.up.srv.Goaways() == 0 {
 			t.Fatalf("the upstream sent no GOAWAY in %d requests", s.up.requests.Load())
 		}
 	})

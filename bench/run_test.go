@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"io"
-	"math"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -19,6 +18,7 @@ type runStats struct {
 	ok, retryLater, failed, corrupt int
 	latencies                       []time.Duration // of the ok operations, sorted
 	firsts, lasts                   []time.Duration // of the ok operations, sorted
+	oks                             []result        // the ok operations, in order
 	sampleErr                       error           // the first error seen
 }
 
@@ -52,6 +52,7 @@ func (s *stack) run(ctx context.Context, n, workers, size int, body func() io.Re
 			st.latencies = append(st.latencies, r.latency)
 			st.firsts = append(st.firsts, r.first)
 			st.lasts = append(st.lasts, r.last)
+			st.oks = append(st.oks, r)
 		case retryLater:
 			st.retryLater++
 		case failed:
@@ -67,16 +68,6 @@ func (s *stack) run(ctx context.Context, n, workers, size int, body func() io.Re
 	slices.Sort(st.firsts)
 	slices.Sort(st.lasts)
 	return st
-}
-
-// quantile returns the q-quantile (nearest rank) of sorted durations, 0 if
-// there are none.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 func pct(n, of int) float64 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
@@ -37,7 +38,7 @@ func newTeebody(cfg stackConfig, inner *http.Transport) (underTest, error) {
 		c.PerRequestBytes = cfg.perRequest
 	}
 	c.Budget = teebody.NewBudget(c.TotalBytes)
-	c.ErrorLog = discardLog
+	c.ErrorLog = proxytest.QuietLog()
 	t := transport.New(inner, c)
 	return underTest{
 		rt:           t,

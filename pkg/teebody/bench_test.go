@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"testing"
+
+	"github.com/teebody/teebody/internal/proxytest"
 )
 
 var benchSizes = []int{1 << 10, 64 << 10, 1 << 20, 16 << 20}
@@ -14,7 +16,7 @@ var benchSizes = []int{1 << 10, 64 << 10, 1 << 20, 16 << 20}
 func BenchmarkFollower(b *testing.B) {
 	for _, size := range benchSizes {
 		data := randomBytes(size, 13)
-		name := fmt.Sprintf("size=%s", sizeName(size))
+		name := fmt.Sprintf("size=%s", proxytest.SizeName(size))
 		b.Run(name+"/io.Copy", func(b *testing.B) {
 			src := &rewindable{}
 			b.SetBytes(int64(size))
@@ -58,13 +60,3 @@ func benchmarkTee(b *testing.B, data []byte, readers int) {
 // readerOnly hides every method but Read, so that io.Copy reads the source
 // through a buffer as it reads a follower, instead of calling WriteTo.
 type readerOnly struct{ io.Reader }
-
-func sizeName(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n >= 1<<10:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
-}
