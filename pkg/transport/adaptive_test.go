@@ -48,7 +48,7 @@ func untilTrace(t *testing.T, tr *transport.Transport, client http.RoundTripper,
 // fails.
 func TestAdaptiveGOAWAY(t *testing.T) {
 	u := newUpstream(t, true, goawayEvery)
-	tr := transport.New(h2Transport(t, u), adaptiveConfig())
+	tr := transport.New(transportTo(t, u.srv), adaptiveConfig())
 	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 	client := f.client(t)
 	stopScraping := scrapeStats(tr)
@@ -71,7 +71,7 @@ func TestAdaptiveGOAWAY(t *testing.T) {
 	then := runLoad(context.Background(), client, f.srv.URL, bodies, 16)
 	drain(t, tr)
 	st2 := tr.Stats()
-	t.Logf("after it: %v; GOAWAYs sent %d; stats %+v", then, u.goaways.Load(), st2)
+	t.Logf("after it: %v; GOAWAYs sent %d; stats %+v", then, u.srv.Goaways(), st2)
 	if then.failed != 0 {
 		t.Errorf("%d requests failed after the first trace: %v", then.failed, then.errs)
 	}
@@ -97,7 +97,7 @@ func TestAdaptiveQuietHoldsNothing(t *testing.T) {
 	bodies := randomBodies(11, requestCount(400), 256<<10)
 	run := func(cfg transport.Config) transport.Stats {
 		u := newUpstream(t, true, 0)
-		tr := transport.New(h2Transport(t, u), cfg)
+		tr := transport.New(transportTo(t, u.srv), cfg)
 		f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 		r := runLoad(context.Background(), f.client(t), f.srv.URL, bodies, 16)
 		drain(t, tr)
@@ -128,7 +128,7 @@ func TestAdaptiveQuietHoldsNothing(t *testing.T) {
 // buffered.
 func TestAdaptivePerUpstream(t *testing.T) {
 	hot, quiet := newUpstream(t, true, goawayEvery), newUpstream(t, true, 0)
-	tr := transport.New(h2Transport(t, hot), adaptiveConfig()) // httptest's one certificate serves both
+	tr := transport.New(transportTo(t, hot.srv), adaptiveConfig()) // httptest's one certificate serves both
 	fHot := newFront(t, false, newProxy(hot, tr, tr.ErrorHandler, nil))
 	fQuiet := newFront(t, false, newProxy(quiet, tr, tr.ErrorHandler, nil))
 
@@ -166,7 +166,7 @@ func TestAdaptiveWindowExpiry(t *testing.T) {
 	u := newUpstream(t, true, goawayEvery)
 	cfg := adaptiveConfig()
 	cfg.AdaptiveWindow = time.Nanosecond
-	tr := transport.New(h2Transport(t, u), cfg)
+	tr := transport.New(transportTo(t, u.srv), cfg)
 	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 	r := untilTrace(t, tr, f.client(t), f.srv.URL)
 	drain(t, tr)
@@ -190,7 +190,7 @@ func TestAdaptiveOff(t *testing.T) {
 	}
 	for _, every := range []int64{0, goawayEvery} {
 		u := newUpstream(t, true, every)
-		tr := transport.New(h2Transport(t, u), quietConfig())
+		tr := transport.New(transportTo(t, u.srv), quietConfig())
 		f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 		r := runLoad(context.Background(), f.client(t), f.srv.URL, randomBodies(14, requestCount(400), 256<<10), 16)
 		drain(t, tr)
@@ -210,7 +210,7 @@ func TestAdaptiveOff(t *testing.T) {
 
 	// Disabled buffering wins over adaptive mode: nothing is quiet, nothing traced.
 	u := newUpstream(t, true, goawayEvery)
-	tr := transport.New(h2Transport(t, u), transport.Config{Adaptive: true})
+	tr := transport.New(transportTo(t, u.srv), transport.Config{Adaptive: true})
 	untilFailure := loadResult{}
 	for i := 0; i < 10 && untilFailure.failed == 0; i++ {
 		untilFailure = runLoad(context.Background(), tr, u.srv.URL, randomBodies(uint64(400+i), requestCount(200), 256<<10), 16)
