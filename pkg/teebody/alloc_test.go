@@ -8,7 +8,7 @@ import (
 
 // The 1 KiB path — a Tee, its first follower read to the end, one replay,
 // Close — stays within a fixed number of allocations: the Tee, its counts,
-// the two followers and the filler goroutine; the source is closed inline. The
+// the two followers and the filler goroutine, which also closes the source. The
 // chunk comes from the pool. A change that allocates per byte or per chunk
 // fails here.
 func TestAllocsOneKiB(t *testing.T) {

@@ -13,18 +13,34 @@ type chunk struct {
 }
 
 // The chunk sizes, smallest first. A body's first chunk is small so that a
-// short body holds little; later ones grow so that a large body is not cut
-// into too many pieces.
-var chunkSizes = [...]int{4 << 10, 16 << 10, 64 << 10}
+// short body holds little; later ones grow, four times each, so that a long
+// body is read in large pieces with few wake-ups, as net/http's HTTP/2
+// transport reads a body itself (up to 512 KiB at a time).
+var chunkSizes = [...]int{4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20}
+
+// maxStreamChunk is the largest chunk a Tee takes once it only streams (the
+// chunk no budget is charged for), so that a streaming body holds at most
+// this much beyond what its newest follower has read.
+const maxStreamChunk = 64 << 10
 
 // chunkPools recycles chunks by size class; chunkPools[i] holds chunks of
 // capacity chunkSizes[i].
 var chunkPools [len(chunkSizes)]sync.Pool
 
-// sizeForChunk returns the capacity of a body's chunk number n (counting
-// from 0), when nothing else bounds it.
-func sizeForChunk(n int) int {
-	return chunkSizes[min(n, len(chunkSizes)-1)]
+// sizeOfClass returns the capacity of class i, or of the largest class when
+// i is past it.
+func sizeOfClass(i int) int {
+	return chunkSizes[min(i, len(chunkSizes)-1)]
+}
+
+// classFor returns the smallest class that holds n bytes, or the largest.
+func classFor(n int64) int {
+	for i, s := range chunkSizes {
+		if int64(s) >= n {
+			return i
+		}
+	}
+	return len(chunkSizes) - 1
 }
 
 // getChunk returns an empty chunk of capacity size. Sizes of a class come

@@ -33,9 +33,15 @@ func (f *follower) Read(p []byte) (int, error) {
 		case len(p) == 0:
 			return 0, nil
 		case f.off < t.end:
-			c := t.chunkAtLocked(f.off)
-			n := copy(p, c.buf[f.off-c.at:])
-			f.off += int64(n)
+			// Fill p from as many chunks as hold what it asks for, so that
+			// a large caller buffer takes one Read, as from the source.
+			n := 0
+			for n < len(p) && f.off < t.end {
+				c := t.chunkAtLocked(f.off)
+				m := copy(p[n:], c.buf[f.off-c.at:])
+				n += m
+				f.off += int64(m)
+			}
 			if f == t.newest && t.replayErr != nil {
 				t.advanceNewestLocked()
 			}

@@ -44,6 +44,8 @@ func FuzzTee(f *testing.F) {
 		{5, 3, 0, 255, 0, 255, 4, 0, 255, 6, 3, 4, 0, 255, 0, 255, 4, 0, 255, 7, 4, 0, 255, 3},
 		{2, 4, 0, 100, 3, 5, 0, 4, 1, 100, 0, 100, 1, 4, 1, 255, 4, 1, 255},
 		{6, 0, 0, 255, 0, 255, 0, 255, 0, 255, 4, 0, 9, 3, 4, 1, 255, 2, 4, 0, 255, 4, 1, 255},
+		{6, 5, 0, 100, 4, 0, 255, 0, 50, 3, 4, 0, 255, 4, 1, 255, 1, 4, 1, 255}, // hint 100, body longer
+		{4, 13, 0, 255, 0, 255, 4, 0, 255, 0, 255, 3, 4, 1, 255, 4, 0, 255},     // hint 4096
 	} {
 		f.Add(seed)
 	}
@@ -64,6 +66,11 @@ func runFuzzScript(t *testing.T, script []byte) {
 	if total := totals[int(script[1])%len(totals)]; total >= 0 {
 		budget = NewBudget(total)
 		opts = append(opts, WithBudget(budget))
+	}
+	// A size hint, right or wrong: the bytes must be the source's either way.
+	hints := []int64{0, 100, 4096, 5000, 70000}
+	if hint := hints[int(script[1])/len(totals)%len(hints)]; hint > 0 {
+		opts = append(opts, WithSizeHint(hint))
 	}
 	script = script[2:]
 	next := func() int {
@@ -275,7 +282,7 @@ func checkBounds(t *testing.T, tee *Tee, limit int64, budget *Budget) {
 	if budget != nil && budget.InUse() > budget.Total() {
 		t.Errorf("budget in use %d over its total %d", budget.InUse(), budget.Total())
 	}
-	if held := unchargedHeld(tee); held > int64(chunkSizes[len(chunkSizes)-1]) {
+	if held := unchargedHeld(tee); held > maxStreamChunk {
 		t.Errorf("%d bytes held beyond the limit and the budget, more than one chunk", held)
 	}
 }

@@ -91,7 +91,7 @@ func TestOverLimitStreamsToNewest(t *testing.T) {
 			if inUse := budget.InUse(); inUse > limit {
 				t.Fatalf("budget in use %d > limit %d", inUse, limit)
 			}
-			if held := unchargedHeld(tee); held > int64(chunkSizes[len(chunkSizes)-1]) {
+			if held := unchargedHeld(tee); held > maxStreamChunk {
 				t.Fatalf("while streaming, %d bytes held beyond the limit, want at most one chunk", held)
 			}
 		}
@@ -218,8 +218,16 @@ func TestSealDropsBehindNewest(t *testing.T) {
 		t.Fatal(err)
 	}
 	tee.Seal()
-	if got := budget.InUse(); got >= whole || got > 64<<10 {
-		t.Errorf("after Seal the budget holds %d of %d bytes, want only the chunk(s) past offset %d", got, whole, len(head))
+	tee.mu.Lock()
+	first := tee.log[0]
+	keptFrom, keptTo := first.at, first.at+int64(len(first.buf))
+	tee.mu.Unlock()
+	if keptTo <= int64(len(head)) || keptFrom > int64(len(head)) {
+		t.Errorf("after Seal the first chunk kept holds [%d, %d), want the one holding offset %d", keptFrom, keptTo, len(head))
+	}
+	if got := budget.InUse(); got >= whole || got != held(tee) {
+		t.Errorf("after Seal the budget holds %d of %d bytes, want only the %d of the chunk(s) past offset %d",
+			got, whole, held(tee), len(head))
 	}
 	_, err := tee.NewReader()
 	wantReason(t, err, ReasonStreamedPast)

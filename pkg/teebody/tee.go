@@ -21,10 +21,11 @@ import (
 // call concurrently from multiple goroutines, in parallel with each other and
 // with Close.
 type Tee struct {
-	src    io.ReadCloser // read by the filler only; closed once, after Close
-	limit  int64         // most chunk capacity kept for replays; fixed by New
-	budget *Budget       // shared budget, or nil; fixed by New
-	onDone func()        // run once after done is closed, or nil; fixed by New
+	src      io.ReadCloser // read by the filler only; closed once (see sourceClosing)
+	limit    int64         // most chunk capacity kept for replays; fixed by New
+	budget   *Budget       // shared budget, or nil; fixed by New
+	onDone   func()        // run once after done is closed, or nil; fixed by New
+	sizeHint int64         // the body's announced length, or 0 if unknown; fixed by New
 
 	// alive holds a reference for the owner (until Close), for the filler
 	// (while it runs) and for the goroutine closing the source (until
@@ -42,9 +43,14 @@ type Tee struct {
 	end    int64    // bytes read from the source so far
 	srcErr error    // the source's terminal result (io.EOF or its error), once the filler saw it
 
-	charged int64  // chunk capacity charged to the limit and the budget, the filler's chunk included
-	nChunks int    // chunks the filler has taken so far, to grow their size
-	filling *chunk // chunk the filler is reading into outside mu, or nil; owned by the filler
+	charged int64   // chunk capacity charged to the limit and the budget, the filler's chunks included
+	class   int     // size class of the filler's next new chunk; grows by one per chunk
+	filling *chunk  // chunk the filler is reading into outside mu, or nil; owned by the filler
+	probe   [1]byte // what the filler reads into to find the end of a body of sizeHint bytes; owned by the filler
+
+	// sourceClosing is set once the source's Close is under way: by the
+	// filler after the source returned io.EOF, or else by Close.
+	sourceClosing bool
 
 	// replayErr is nil while every byte read is kept, so that a new follower
 	// can start from offset 0. Once set (overflow or Seal) it never changes
@@ -63,12 +69,15 @@ type Tee struct {
 // unless WithLimit says otherwise) and the budget given by WithBudget.
 //
 // The Tee owns src from now on: it is read only by the Tee's filler goroutine
-// and closed exactly once, after Close. The caller must call Close when the
-// request is over.
+// and closed exactly once: by the filler as soon as src returned io.EOF,
+// otherwise after Close. The caller must call Close when the request is over.
 func New(src io.ReadCloser, opts ...Option) *Tee {
 	t := &Tee{src: src, limit: DefaultLimit, done: make(chan struct{})}
 	for _, o := range opts {
 		o(t)
+	}
+	if t.sizeHint > 0 {
+		t.class = classFor(t.sizeHint)
 	}
 	t.wake.L = &t.mu
 	t.alive = refcount.New(t.finish)
@@ -131,12 +140,13 @@ func (t *Tee) Seal() {
 // ReasonClosed, and the kept chunks and all the budget the Tee held are given
 // back.
 //
-// Close never blocks on the source: it closes the source on a goroutine of
-// its own (DESIGN.md fact 7: an HTTP/1 server body's Close waits for a
-// pending Read, and discards the rest of the body from the client) unless the
-// source has already returned io.EOF, in which case it closes it inline. The
-// error of the source's Close is not reported. Done is closed once the source
-// is closed and the filler has exited.
+// Close never blocks on the source, and never calls it: a source that
+// returned io.EOF was already closed by the filler, on its own goroutine;
+// any other source is closed on a goroutine of its own, since its Close may
+// wait for a pending Read (an HTTP/1 server body's does, and then discards
+// the rest of the body from the client; see docs/design.md). The error of
+// the source's Close is not reported. Done is closed once the source is
+// closed and the filler has exited.
 //
 // Close returns nil, or an error if it was already called.
 func (t *Tee) Close() error {
@@ -149,12 +159,11 @@ func (t *Tee) Close() error {
 	t.newest = nil
 	t.dropAllLocked()
 	t.wake.Broadcast()
-	closeInline := t.srcErr == io.EOF
+	closeSource := !t.sourceClosing
+	t.sourceClosing = true
 	t.mu.Unlock()
 
-	if closeInline {
-		t.src.Close()
-	} else {
+	if closeSource {
 		t.alive.Acquire() // cannot fail: the owner's reference is still held
 		go t.closeSource()
 	}

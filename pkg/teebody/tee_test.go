@@ -107,7 +107,7 @@ func TestFollowersOfAwkwardSources(t *testing.T) {
 		{"OneByteReader", func() io.Reader { return iotest.OneByteReader(bytes.NewReader(data)) }, data, nil},
 		{"HalfReader", func() io.Reader { return iotest.HalfReader(bytes.NewReader(data)) }, data, nil},
 		{"DataErrReader", func() io.Reader { return iotest.DataErrReader(bytes.NewReader(data)) }, data, nil},
-		{"TimeoutReader", func() io.Reader { return iotest.TimeoutReader(bytes.NewReader(data)) }, data[:sizeForChunk(0)], iotest.ErrTimeout},
+		{"TimeoutReader", func() io.Reader { return iotest.TimeoutReader(bytes.NewReader(data)) }, data[:sizeOfClass(0)], iotest.ErrTimeout},
 		{"FailsMidway", func() io.Reader {
 			return io.MultiReader(bytes.NewReader(data[:40000]), iotest.ErrReader(errMidway))
 		}, data[:40000], errMidway},

@@ -111,7 +111,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.buffered.Add(1)
 
 	t.track()
-	tee := teebody.New(req.Body, teebody.WithLimit(t.limit), teebody.WithBudget(t.budget), teebody.OnDone(t.untrack))
+	tee := teebody.New(req.Body, teebody.WithLimit(t.limit), teebody.WithBudget(t.budget), teebody.OnDone(t.untrack),
+		teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
 	body, err := tee.NewReader()
 	if err != nil { // a fresh Tee hands out its first reader; kept for safety
 		t.end(tee)

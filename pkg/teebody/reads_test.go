@@ -1,0 +1,139 @@
+package teebody
+
+import (
+	"bytes"
+	"io"
+	"testing"
+	"testing/iotest"
+	"testing/synctest"
+)
+
+// emptyReads is a source that returns (0, nil) k times before each Read that
+// brings bytes, as a reader may when it has nothing yet.
+type emptyReads struct {
+	r       io.Reader
+	k, left int
+}
+
+func (e *emptyReads) Read(p []byte) (int, error) {
+	if e.left > 0 {
+		e.left--
+		return 0, nil
+	}
+	e.left = e.k
+	return e.r.Read(p)
+}
+
+func (e *emptyReads) Close() error { return nil }
+
+// Reads that bring nothing take no chunk and no budget: the chunk taken for
+// the first of them waits for the bytes, and the chunk size does not grow.
+func TestEmptyReadsTakeNothing(t *testing.T) {
+	data := randomBytes(1<<10, 21)
+	budget := NewBudget(1 << 20)
+	tee := New(&emptyReads{r: iotest.HalfReader(bytes.NewReader(data)), k: 10, left: 10}, WithBudget(budget))
+	defer closeAndWait(t, tee)
+	if got, err := io.ReadAll(mustReader(t, tee)); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("follower: %d bytes, %v", len(got), err)
+	}
+	if got, want := held(tee), int64(sizeOfClass(0)); got != want {
+		t.Errorf("a 1 KiB body read between empty reads holds %d bytes, want one %d-byte chunk", got, want)
+	}
+	if got, want := budget.Peak(), int64(sizeOfClass(0)); got != want {
+		t.Errorf("budget peak %d, want %d: empty reads took budget", got, want)
+	}
+}
+
+// A replay's Read fills the caller's whole buffer from as many chunks as it
+// needs, rather than stopping at the end of a chunk.
+func TestReplayReadFillsWholeBuffer(t *testing.T) {
+	data := randomBytes(100<<10, 22) // 4 + 16 + 64 KiB chunks and part of a fourth
+	tee := New(io.NopCloser(bytes.NewReader(data)))
+	defer closeAndWait(t, tee)
+	if _, err := io.ReadAll(mustReader(t, tee)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tee.log); n < 3 {
+		t.Fatalf("the body is in %d chunks, want several", n)
+	}
+	buf := make([]byte, len(data)+1)
+	n, err := mustReader(t, tee).Read(buf)
+	if n != len(data) || !bytes.Equal(buf[:n], data) {
+		t.Errorf("one Read of a replay: %d bytes (%v), want all %d", n, err, len(data))
+	}
+}
+
+// With the body's length known, one chunk holds it all, and the end is found
+// without taking a second chunk; a wrong hint changes no byte.
+func TestSizeHint(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		size, hint int
+		wantHeld   int64
+	}{
+		{"right", 64 << 10, 64 << 10, 64 << 10},
+		{"right, odd size", 3000, 3000, 4 << 10},
+		{"too small", 10 << 10, 5 << 10, 16 << 10},
+		{"too large", 5 << 10, 1 << 20, 1 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := randomBytes(tc.size, 23)
+			budget := NewBudget(8 << 20)
+			tee := New(io.NopCloser(bytes.NewReader(data)), WithBudget(budget), WithSizeHint(int64(tc.hint)))
+			defer closeAndWait(t, tee)
+			for range 2 {
+				if got, err := io.ReadAll(mustReader(t, tee)); err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("follower: %d bytes, %v", len(got), err)
+				}
+			}
+			if got := held(tee); got != tc.wantHeld {
+				t.Errorf("held %d bytes, want %d", got, tc.wantHeld)
+			}
+			if got := budget.Peak(); got != tc.wantHeld {
+				t.Errorf("budget peak %d, want %d: a chunk was taken to find the end", got, tc.wantHeld)
+			}
+		})
+	}
+}
+
+// The owner's Close never calls the source, even after the source returned
+// io.EOF: the filler closes it then, on its own goroutine, so a source whose
+// Close blocks holds up Done, never Close.
+func TestCloseAfterEOFDoesNotCallSource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.holdClose = make(chan struct{})
+		tee := New(src)
+		src.feed([]byte("hello"))
+		src.end(io.EOF)
+		if got, err := io.ReadAll(mustReader(t, tee)); err != nil || string(got) != "hello" {
+			t.Fatalf("follower: %q, %v", got, err)
+		}
+		synctest.Wait()
+		if _, _, closes := src.stats(); closes != 1 {
+			t.Errorf("source closed %d times once it returned io.EOF, want 1 (by the filler)", closes)
+		}
+
+		closed := make(chan error)
+		go func() { closed <- tee.Close() }()
+		synctest.Wait()
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatal("Close blocked on the source's Close")
+		}
+		select {
+		case <-tee.Done():
+			t.Fatal("Done closed while the source's Close is still blocked")
+		default:
+		}
+		close(src.holdClose)
+		<-tee.Done()
+		if _, _, closes := src.stats(); closes != 1 {
+			t.Errorf("source closed %d times, want 1", closes)
+		}
+	})
+}
