@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -78,29 +79,56 @@ func reportCPU(b *testing.B, cpu time.Duration) {
 
 // BenchmarkProxy sends bodies one at a time through the proxy: ns/op is the
 // latency of one upload, MB/s its throughput.
+//
+// The client's write pattern decides how the proxy reads, so it is a
+// parameter: write=length sends a Content-Length and the body from a
+// bytes.Reader (net/http writes it to the socket in 32 KiB pieces, and the
+// proxy's HTTP/2 transport reads it straight from the socket, up to 512 KiB at
+// a time); write=chunked sends it chunked (32 KiB chunks), as a client that
+// streams a body of unknown length does, and then the proxy's reads stop at
+// each chunk. out-KiB/write is the client's mean write, in-KiB/read the
+// proxy's mean read of its inbound connection.
 func BenchmarkProxy(b *testing.B) {
 	for _, size := range proxySizes {
-		for _, kind := range kinds {
-			b.Run(fmt.Sprintf("size=%s/transport=%s", proxytest.SizeName(size), kind), func(b *testing.B) {
-				withStack(b, stackConfig{kind: kind}, func(s *stack) {
-					warmUp(b, s, size)
-					b.SetBytes(int64(size))
-					b.ReportAllocs()
-					s.resetCounts()
-					b.ResetTimer()
-					cpu0 := cpuTime()
-					st := s.run(ctxFor(b), b.N, 1, size, nil)
-					b.StopTimer()
-					reportCPU(b, cpuTime()-cpu0)
-					b.ReportMetric(s.kibPerRead(), "in-KiB/read")
-					if st.ok != st.ops {
-						b.Errorf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
+		for _, write := range []string{"length", "chunked"} {
+			if write == "chunked" && size < chunkedFrom {
+				continue
+			}
+			for _, kind := range kinds {
+				name := fmt.Sprintf("size=%s/write=%s/transport=%s", proxytest.SizeName(size), write, kind)
+				b.Run(name, func(b *testing.B) {
+					var body func() io.Reader
+					if write == "chunked" {
+						body = func() io.Reader { return chunkedBody{bytes.NewReader(payload()[:size])} }
 					}
-					reportLatency(b, st)
+					benchmarkProxy(b, kind, size, body)
 				})
-			})
+			}
 		}
 	}
+}
+
+// chunkedFrom is the smallest size BenchmarkProxy also sends chunked.
+const chunkedFrom = 1 * mib
+
+func benchmarkProxy(b *testing.B, kind string, size int, body func() io.Reader) {
+	withStack(b, stackConfig{kind: kind}, func(s *stack) {
+		warmUp(b, s, size)
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		s.resetCounts()
+		b.ResetTimer()
+		cpu0 := cpuTime()
+		st := s.run(ctxFor(b), b.N, 1, size, body)
+		b.StopTimer()
+		reportCPU(b, cpuTime()-cpu0)
+		b.ReportMetric(s.kibPerRead(), "in-KiB/read")
+		b.ReportMetric(s.kibPerWrite(), "out-KiB/write")
+		if st.ok != st.ops {
+			b.Errorf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
+		}
+		reportLatency(b, st)
+	})
 }
 
 // BenchmarkSlowClient uploads slowSize bytes at slowRate: the client, not

@@ -81,6 +81,7 @@ type upstream struct {
 	srv *proxytest.Server
 
 	requests   atomic.Int64 // handler calls
+	started    atomic.Int64 // request bodies whose first byte arrived
 	bodyErrors atomic.Int64 // request bodies that ended in an error
 }
 
@@ -111,6 +112,7 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 		if m > 0 {
 			if n == 0 {
 				first = now()
+				u.started.Add(1)
 			}
 			n += int64(m)
 			h.Write(buf[:m])
@@ -177,8 +179,10 @@ type stack struct {
 	client   *http.Client
 
 	// inReads and inBytes count the proxy's reads of its inbound
-	// connections (from the client), as the server sees them.
-	inReads, inBytes atomic.Int64
+	// connections (from the client), as the server sees them; outWrites
+	// and outBytes the client's writes to them (over HTTP/1.1 only).
+	inReads, inBytes    atomic.Int64
+	outWrites, outBytes atomic.Int64
 
 	proxyErrors atomic.Int64
 	errMu       sync.Mutex
@@ -227,6 +231,14 @@ func newStack(tb testing.TB, cfg stackConfig) *stack {
 	} else {
 		s.front.Start()
 		s.clientTr = &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+		var d net.Dialer
+		s.clientTr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return countingConn{Conn: c, s: s, out: true}, nil
+		}
 	}
 	s.client = &http.Client{Transport: s.clientTr}
 	return s
@@ -306,6 +318,9 @@ func (s *stack) do(ctx context.Context, size int, body io.Reader) result {
 		return result{outcome: failed, err: err}
 	}
 	req.ContentLength = int64(size)
+	if _, ok := body.(chunkedBody); ok {
+		req.ContentLength = -1 // sent with Transfer-Encoding: chunked
+	}
 	req.Header.Set("Content-Type", "application/json")
 	t0 := now()
 	resp, err := s.client.Do(req)
@@ -337,6 +352,10 @@ func (s *stack) do(ctx context.Context, size int, body io.Reader) result {
 	return r
 }
 
+// chunkedBody is a body of unknown length: the client sends it chunked, in
+// pieces of io.Copy's 32 KiB buffer.
+type chunkedBody struct{ io.Reader }
+
 // countingListener counts the reads of the connections it accepts into s.
 type countingListener struct {
 	net.Listener
@@ -351,22 +370,48 @@ func (l countingListener) Accept() (net.Conn, error) {
 	return countingConn{Conn: c, s: l.s}, nil
 }
 
+// countingConn counts the reads of a proxy's inbound connection, or, if
+// out, the writes of a client's connection.
 type countingConn struct {
 	net.Conn
-	s *stack
+	s   *stack
+	out bool
 }
 
 func (c countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	c.s.inReads.Add(1)
-	c.s.inBytes.Add(int64(n))
+	if !c.out {
+		c.s.inReads.Add(1)
+		c.s.inBytes.Add(int64(n))
+	}
 	return n, err
 }
 
-// resetCounts zeroes the inbound read counters.
+func (c countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if c.out {
+		c.s.outWrites.Add(1)
+		c.s.outBytes.Add(int64(n))
+	}
+	return n, err
+}
+
+// resetCounts zeroes the read and write counters.
 func (s *stack) resetCounts() {
 	s.inReads.Store(0)
 	s.inBytes.Store(0)
+	s.outWrites.Store(0)
+	s.outBytes.Store(0)
+}
+
+// kibPerWrite is the mean size of the client's writes since the last
+// resetCounts, in KiB.
+func (s *stack) kibPerWrite() float64 {
+	w := s.outWrites.Load()
+	if w == 0 {
+		return 0
+	}
+	return float64(s.outBytes.Load()) / float64(w) / kib
 }
 
 // kibPerRead is the mean size of the proxy's inbound reads since the last

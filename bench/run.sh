@@ -1,37 +1,42 @@
 #!/usr/bin/env bash
-# Runs the bench suite and writes docs/BENCHMARKS.md.
+# Runs the bench suite and writes docs/BENCHMARKS.md and docs/sweep.svg.
 #
 # The suite runs in ROUNDS interleaved rounds (each round runs every
-# benchmark once), so that a burst of outside load on a shared machine hits
-# every transport alike; benchstat and bench/report then summarise the rounds.
-# About 8–10 minutes on 2 cores with the defaults.
+# benchmark once, the transports' order rotating), so that a burst of outside
+# load hits every transport alike; the concurrency sweep runs SWEEP_ROUNDS
+# rounds. Then it takes a mutex profile at the sweep's top level and a CPU
+# profile of the 16 MiB uploads, and bench/report (its own module, on
+# golang.org/x/perf) checks the goals and writes the page, with benchstat's
+# tables. About 12 minutes on 2 cores with the defaults.
 #
-#   ROUNDS=10 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
+#   ROUNDS=8 SWEEP_ROUNDS=3 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
 #
-# KEEP=DIR keeps the raw output (raw.txt, the benchstat tables, meta.env) in
-# DIR; REPORT_FROM=DIR rewrites OUT from such a DIR without running anything.
+# KEEP=DIR keeps the raw output, the profiles and meta.env in DIR;
+# REPORT_FROM=DIR rewrites OUT from such a DIR without running anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 
-ROUNDS=${ROUNDS:-10}
+ROUNDS=${ROUNDS:-8}
+SWEEP_ROUNDS=${SWEEP_ROUNDS:-3}
 BENCHTIME=${BENCHTIME:-1s}
 SLOWTIME=${SLOWTIME:-3x}
 OUT=${OUT:-docs/BENCHMARKS.md}
-BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+SVG=$(dirname "$OUT")/sweep.svg
 
 if [ -n "${REPORT_FROM:-}" ]; then
-	work=$REPORT_FROM
+	work=$(cd "$REPORT_FROM" && pwd)
 	# shellcheck disable=SC1091 # written by an earlier run
 	. "$work/meta.env"
 else
 	if [ -n "${KEEP:-}" ]; then
-		work=$KEEP
-		mkdir -p "$work"
-		: >"$work/raw.txt"
+		mkdir -p "$KEEP"
+		work=$(cd "$KEEP" && pwd)
 	else
 		work=$(mktemp -d)
 		trap 'rm -rf "$work"' EXIT
 	fi
+	: >"$work/raw.txt"
 
 	started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 	t0=$(date +%s)
@@ -41,34 +46,39 @@ else
 		commit="$commit, with uncommitted changes in bench/, pkg/ or go.mod"
 	fi
 
+	echo "run.sh: building the suite" >&2
 	go test -c -o "$work/bench.test" ./bench
-
-	fast="-test.run ^\$ -test.bench ^Benchmark(Proxy|Load|Goaway)\$ -test.benchtime $BENCHTIME -test.count 1"
-	slow="-test.run ^\$ -test.bench ^BenchmarkSlowClient\$ -test.benchtime $SLOWTIME -test.count 1"
-	bench_command="go test -c -o bench.test ./bench; then for i in 1..$ROUNDS: BENCH_ROUND=\$i ./bench.test $fast; BENCH_ROUND=\$i ./bench.test $slow"
+	t="$work/bench.test -test.run ^\$"
+	fast="-test.bench ^Benchmark(Proxy|Load|Goaway)\$ -test.benchtime $BENCHTIME"
+	slow="-test.bench ^BenchmarkSlowClient\$ -test.benchtime $SLOWTIME"
+	sweep="-test.bench ^BenchmarkSweep\$ -test.benchtime 1x"
+	mutex="-test.bench ^BenchmarkSweep/size=1KiB/conc=2048/transport=teebody\$ -test.benchtime 1x -test.mutexprofile mutex.out -test.mutexprofilefraction 1"
+	cpu="-test.bench ^BenchmarkProxy/size=16MiB/write=length/transport=(plain|teebody)\$ -test.benchtime 2s -test.cpuprofile cpu.out"
+	bench_command="go test -c -o bench.test ./bench; for i in 1..$ROUNDS: BENCH_ROUND=\$i ./bench.test $fast, then $slow; for i in 1..$SWEEP_ROUNDS: BENCH_ROUND=\$i ./bench.test $sweep; then ./bench.test $mutex; ./bench.test $cpu"
 
 	for i in $(seq 1 "$ROUNDS"); do
 		echo "== round $i of $ROUNDS ($(($(date +%s) - t0)) s)" >&2
 		# BENCH_ROUND rotates the order of the transports from round to round.
 		# shellcheck disable=SC2086 # the flags are words on purpose
-		BENCH_ROUND=$i "$work/bench.test" $fast | tee -a "$work/raw.txt"
+		BENCH_ROUND=$i $t $fast | tee -a "$work/raw.txt"
 		# shellcheck disable=SC2086
-		BENCH_ROUND=$i "$work/bench.test" $slow | tee -a "$work/raw.txt"
+		BENCH_ROUND=$i $t $slow | tee -a "$work/raw.txt"
 	done
+	for i in $(seq 1 "$SWEEP_ROUNDS"); do
+		echo "== sweep round $i of $SWEEP_ROUNDS ($(($(date +%s) - t0)) s)" >&2
+		# shellcheck disable=SC2086
+		BENCH_ROUND=$i $t $sweep | tee -a "$work/raw.txt"
+	done
+	echo "== profiles ($(($(date +%s) - t0)) s)" >&2
+	# shellcheck disable=SC2086
+	(cd "$work" && $t $mutex >/dev/null && $t $cpu >/dev/null)
+	go tool pprof -top -nodecount 20 "$work/bench.test" "$work/mutex.out" 2>/dev/null >"$work/mutex.txt"
+	go tool pprof -top -nodecount 30 "$work/bench.test" "$work/cpu.out" 2>/dev/null >"$work/cpu.txt"
 	rm -f "$work/bench.test"
 
 	load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
-
-	# benchstat is fetched through the Go module proxy; without it the
-	# report is written all the same, without its tables.
-	if ! go run "$BENCHSTAT" -col '/transport@(plain teebody readall)' "$work/raw.txt" >"$work/vs-plain.txt" ||
-		! go run "$BENCHSTAT" -col '/transport@(readall teebody plain)' "$work/raw.txt" >"$work/vs-readall.txt"; then
-		echo "run.sh: benchstat failed; writing the report without its tables" >&2
-		: >"$work/vs-plain.txt"
-		: >"$work/vs-readall.txt"
-	fi
 	t1=$(date +%s)
-	elapsed="$(((t1 - t0) / 60)) min $(((t1 - t0) % 60)) s (ROUNDS=$ROUNDS, BENCHTIME=$BENCHTIME, SLOWTIME=$SLOWTIME)"
+	elapsed="$(((t1 - t0) / 60)) min $(((t1 - t0) % 60)) s (ROUNDS=$ROUNDS, SWEEP_ROUNDS=$SWEEP_ROUNDS, BENCHTIME=$BENCHTIME, SLOWTIME=$SLOWTIME)"
 	{
 		printf 'started=%q\n' "$started"
 		printf 'elapsed=%q\n' "$elapsed"
@@ -79,11 +89,16 @@ else
 	} >"$work/meta.env"
 fi
 
-go run ./bench/report \
+# benchstat and the report come from bench/report's module (its tool
+# directive and its x/perf requirement), never from the library's go.mod.
+(cd bench/report && go tool benchstat -col '/transport@(plain teebody readall)' "$work/raw.txt") >"$work/benchstat.txt"
+(cd bench/report && go run . \
 	-raw "$work/raw.txt" \
-	-vs-plain "$work/vs-plain.txt" \
-	-vs-readall "$work/vs-readall.txt" \
-	-notes bench/NOTES.md \
+	-benchstat "$work/benchstat.txt" \
+	-mutex "$work/mutex.txt" \
+	-cpu "$work/cpu.txt" \
+	-notes "$root/bench/NOTES.md" \
+	-svg "$root/$SVG" \
 	-command "bash bench/run.sh" \
 	-bench-command "$bench_command" \
 	-commit "$commit" \
@@ -91,5 +106,5 @@ go run ./bench/report \
 	-elapsed "$elapsed" \
 	-load-before "$load_before" \
 	-load-after "$load_after" \
-	-out "$OUT"
-echo "run.sh: wrote $OUT" >&2
+	-out "$root/$OUT")
+echo "run.sh: wrote $OUT and $SVG" >&2

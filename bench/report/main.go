@@ -1,32 +1,41 @@
-// Command report turns the output of the bench suite (go test -bench, any
-// number of rounds) and benchstat's comparisons into docs/BENCHMARKS.md: the
-// medians per transport, the ratios against plain and against
-// read-everything-first, the goals of issue 5 marked met or missed, the
-// exact command and the machine.
+// Command report writes docs/BENCHMARKS.md from a run of the bench suite:
+// the run's conditions, the goals (checked with golang.org/x/perf's benchfmt
+// and benchmath: medians and Mann-Whitney p-values over the rounds), the
+// concurrency sweep as a table and an SVG plot, benchstat's tables, the
+// profiles run.sh took, and the raw output. It is its own module, so that
+// x/perf stays out of the library's go.mod.
 //
-// Usage:
+// Usage (bench/run.sh runs it):
 //
-//	go run ./bench/report -raw raw.txt -vs-plain a.txt -vs-readall b.txt \
-//		-command 'bash bench/run.sh' -out docs/BENCHMARKS.md
+//	go run . -raw raw.txt -benchstat stat.txt -svg ../../docs/sweep.svg -out ../../docs/BENCHMARKS.md
 package main
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 )
 
+type options struct {
+	raw, benchstat, mutex, cpu, notes, svg, out string
+	command, benchCommand, commit, date         string
+	elapsed, loadBefore, loadAfter              string
+}
+
 func main() {
 	var o options
-	flag.StringVar(&o.raw, "raw", "", "benchmark output (required)")
-	flag.StringVar(&o.vsPlain, "vs-plain", "", "benchstat output, plain as the base column")
-	flag.StringVar(&o.vsReadAll, "vs-readall", "", "benchstat output, readall as the base column")
+	flag.StringVar(&o.raw, "raw", "", "go test -bench output, every round (required)")
+	flag.StringVar(&o.benchstat, "benchstat", "", "benchstat's tables of the same output")
+	flag.StringVar(&o.mutex, "mutex", "", "pprof -top of the mutex profile at the sweep's top level")
+	flag.StringVar(&o.cpu, "cpu", "", "pprof -top of the CPU profile of the 16 MiB uploads")
 	flag.StringVar(&o.notes, "notes", "", "markdown appended as the analysis")
+	flag.StringVar(&o.svg, "svg", "", "where to write the sweep's plot, beside -out")
+	flag.StringVar(&o.out, "out", "", "output file; standard output if empty")
 	flag.StringVar(&o.command, "command", "bash bench/run.sh", "the command that made the figures")
 	flag.StringVar(&o.benchCommand, "bench-command", "", "the go test commands run.sh ran")
 	flag.StringVar(&o.commit, "commit", "", "the commit measured")
@@ -34,7 +43,6 @@ func main() {
 	flag.StringVar(&o.elapsed, "elapsed", "", "how long the run took")
 	flag.StringVar(&o.loadBefore, "load-before", "", "/proc/loadavg before the run")
 	flag.StringVar(&o.loadAfter, "load-after", "", "/proc/loadavg after the run")
-	flag.StringVar(&o.out, "out", "", "output file; standard output if empty")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
@@ -42,67 +50,153 @@ func main() {
 	}
 }
 
-type options struct {
-	raw, vsPlain, vsReadAll, notes      string
-	command, benchCommand, commit, date string
-	elapsed, loadBefore, loadAfter, out string
-	goVersion, cpuModel, rawText        string
-	cores                               int
-}
-
-var errNoRaw = errors.New("report: -raw is required")
-
 func run(o options) error {
 	if o.raw == "" {
-		return errNoRaw
+		return fmt.Errorf("-raw is required")
 	}
 	raw, err := os.ReadFile(o.raw)
 	if err != nil {
 		return err
 	}
-	o.rawText = string(raw)
-	set, err := parse(strings.NewReader(o.rawText))
+	rs, err := readResults(strings.NewReader(string(raw)), o.raw)
 	if err != nil {
-		return fmt.Errorf("report: %s: %w", o.raw, err)
+		return err
 	}
-	o.goVersion = runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
-	o.cpuModel, o.cores = cpuInfo()
-	var w io.Writer = os.Stdout
+	svgName := ""
+	if o.svg != "" {
+		var b strings.Builder
+		if sweepSVG(&b, rs) {
+			if err := os.WriteFile(o.svg, []byte(b.String()), 0o644); err != nil {
+				return err
+			}
+			svgName = filepath.Base(o.svg)
+		}
+	}
+	w := io.Writer(os.Stdout)
 	if o.out != "" {
-		out, err := os.Create(o.out)
+		f, err := os.Create(o.out)
 		if err != nil {
 			return err
 		}
-		defer out.Close()
-		w = out
+		defer f.Close()
+		w = f
 	}
 	bw := bufio.NewWriter(w)
-	if err := write(bw, o, set); err != nil {
+	if err := write(bw, o, rs, string(raw), svgName); err != nil {
 		return err
 	}
 	return bw.Flush()
 }
 
-// cpuInfo returns the CPU model from /proc/cpuinfo and the number of
-// logical CPUs.
-func cpuInfo() (string, int) {
-	model := "unknown"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
+func write(w io.Writer, o options, rs *results, raw, svgName string) error {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("# Benchmarks\n\n")
+	p("Generated by `%s` (bench/run.sh: the suite in interleaved rounds, then benchstat and bench/report); ", o.command)
+	p("do not edit by hand. The analysis at the end is bench/NOTES.md.\n\n")
+	p("Stack: client → `httputil.ReverseProxy` → TLS HTTP/2 `httptest` upstream, all on loopback in one process. ")
+	p("The client reaches the proxy over cleartext HTTP/1.1, with a Content-Length (`write=length`: net/http ")
+	p("writes the body in 32 KiB pieces) or chunked (`write=chunked`: 32 KiB chunks); `out-KiB/write` shows the ")
+	p("client's writes, `in-KiB/read` the proxy's reads. The upstream checksums every body (CRC-32C). ")
+	p("Transports: **plain** (the inner `*http.Transport`, no replay: the speed limit), **teebody** ")
+	p("(`transport.New`), **readall** (read-everything-first: `io.ReadAll` and a `bytes.Reader` `GetBody`). ")
+	p("See bench/doc.go and the benchmarks' comments for the parameters.\n\n")
+
+	p("## Run\n\n| | |\n|---|---|\n")
+	p("| command | `%s` |\n", cell(o.command))
+	for _, kv := range [][2]string{
+		{"go test", "`" + cell(o.benchCommand) + "`"}, {"commit", "`" + o.commit + "`"}, {"started", o.date},
+		{"took", o.elapsed},
+	} {
+		if strings.Trim(kv[1], "`") != "" {
+			p("| %s | %s |\n", kv[0], kv[1])
 		}
 	}
-	return model, runtime.NumCPU()
+	p("| go | %s %s/%s |\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	p("| CPU | %s, %d logical (GOMAXPROCS %s) |\n", cpuModel(), runtime.NumCPU(), orDash(rs.procs))
+	p("| load average (1, 5, 15 min) | before: %s; after: %s |\n\n", orDash(o.loadBefore), orDash(o.loadAfter))
+
+	p("## Goals\n\n")
+	p("Ratios are of medians over the rounds; p is the Mann-Whitney U test over the rounds (benchstat's), ")
+	p("so a ratio with p ≥ 0.05 is not told apart from noise in this run.\n\n")
+	p("| goal | measured | |\n|---|---|---|\n")
+	for _, g := range checkGoals(rs) {
+		verdict := "missed"
+		switch {
+		case !g.known:
+			verdict, g.measured = "not measured", "no figures in this run"
+		case g.met:
+			verdict = "met"
+		}
+		p("| %s | %s | **%s** |\n", g.name, g.measured, verdict)
+	}
+	p("\n")
+
+	if len(rs.family("Sweep")) > 0 {
+		p("## Concurrency sweep\n\n")
+		p("Waves of 1 to 2,048 uploads held in flight at once (each client sends half its body, waits until ")
+		p("every upload of the wave is in flight, then sends the rest; BenchmarkSweep). Throughput and CPU are ")
+		p("per wave, without the pause; heap (live, after two GCs), stacks and goroutines are taken in the pause ")
+		p("and divided by the uploads in flight.\n\n")
+		if svgName != "" {
+			p("![throughput and memory per in-flight upload against uploads in flight](%s)\n\n", svgName)
+		}
+		sweepTable(w, rs)
+	}
+	for _, s := range []struct{ title, file, intro string }{
+		{"Lock contention at 2,048 uploads in flight", o.mutex,
+			"The mutex profile (`-mutexprofile`, every event) of the 1 KiB teebody sweep at 2,048 in flight, `go tool pprof -top`:"},
+		{"CPU profile of the 16 MiB uploads", o.cpu,
+			"`go tool pprof -top` of BenchmarkProxy at 16 MiB (write=length), plain and teebody in one profile:"},
+		{"benchstat", o.benchstat, "benchstat `-col /transport` of the raw output: every metric, plain as the base."},
+	} {
+		text, err := readOptional(s.file)
+		if err != nil {
+			return err
+		}
+		if text != "" {
+			p("## %s\n\n%s\n\n```\n%s```\n\n", s.title, s.intro, text)
+		}
+	}
+	p("## Raw output\n\n<details><summary>every round, as go test printed it</summary>\n\n```\n%s```\n\n</details>\n\n",
+		strings.TrimRight(raw, "\n")+"\n")
+	notes, err := readOptional(o.notes)
+	if err != nil {
+		return err
+	}
+	if notes != "" {
+		p("%s\n", strings.TrimRight(notes, "\n"))
+	}
+	return nil
 }
 
-// readOptional returns the content of a file, or "" if the name is empty.
+// cpuModel returns the CPU model from /proc/cpuinfo, or "unknown".
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
 func readOptional(name string) (string, error) {
 	if name == "" {
 		return "", nil
 	}
 	b, err := os.ReadFile(name)
 	return string(b), err
+}
+
+// cell escapes the pipes of a table cell (GitHub splits on them even in code).
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
 }
