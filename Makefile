@@ -34,7 +34,8 @@ fuzz:
 demo:
 	cd cmd/demo && $(GO) run .
 
-## bench: the benchmark suite, summarised with benchstat into docs/BENCHMARKS.md (about 10 minutes).
+## bench: the benchmark suite and the concurrency sweep, summarised with benchstat and bench/report into
+## docs/BENCHMARKS.md and docs/sweep.svg (about 12 minutes on 2 cores).
 bench:
 	bash bench/run.sh
 

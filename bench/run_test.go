@@ -164,8 +164,8 @@ type loadStats struct {
 	undrained bool          // bytes held never came back to 0
 }
 
-// maxChunk is the largest chunk pkg/teebody keeps (its chunkSizes): while
-// streaming past its budget, a request holds at most one of these.
+// maxChunk is the largest chunk pkg/teebody takes for a body that streams
+// past its budget (its maxStreamChunk): such a request holds at most one.
 const maxChunk = 64 * kib
 
 // drainTimeout bounds the wait for bytes held to come back to 0: it only

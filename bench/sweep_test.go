@@ -39,6 +39,7 @@ func BenchmarkSweep(b *testing.B) {
 					withStack(b, stackConfig{kind: kind}, func(s *stack) {
 						s.clientTr.MaxIdleConnsPerHost = conc // keep the wave's connections for the next one
 						warmUp(b, s, size)
+						s.wave(b, conc, size) // dials the wave's connections, client's and upstream's, untimed
 						b.SetBytes(int64(conc * size))
 						b.ReportAllocs()
 						var sum inFlight
@@ -100,9 +101,20 @@ func snapshot() inFlight {
 }
 
 // wave runs one wave of conc held uploads of size bytes (see
-// BenchmarkSweep); it pauses b's timer around its measurements.
-func (s *stack) wave(b *testing.B, conc, size int) waveStats {
-	b.StopTimer()
+// BenchmarkSweep); under a benchmark it pauses the timer around its
+// measurements.
+func (s *stack) wave(tb testing.TB, conc, size int) waveStats {
+	timer := func(on bool) {}
+	if b, ok := tb.(*testing.B); ok {
+		timer = func(on bool) {
+			if on {
+				b.StartTimer()
+			} else {
+				b.StopTimer()
+			}
+		}
+	}
+	timer(false)
 	before := snapshot()
 	var arrived sync.WaitGroup
 	arrived.Add(conc)
@@ -110,12 +122,12 @@ func (s *stack) wave(b *testing.B, conc, size int) waveStats {
 	started := s.up.started.Load()
 	results := make([]result, conc)
 	var wg sync.WaitGroup
-	b.StartTimer()
+	timer(true)
 	cpu0 := cpuTime()
 	for i := range conc {
 		wg.Go(func() {
 			body := &heldReader{data: payload()[:size], half: size / 2, arrived: &arrived, release: release}
-			results[i] = s.do(ctxFor(b), size, body)
+			results[i] = s.do(ctxFor(tb), size, body)
 			if !body.waited { // it failed before it got half-way
 				arrived.Done()
 			}
@@ -123,17 +135,17 @@ func (s *stack) wave(b *testing.B, conc, size int) waveStats {
 	}
 	arrived.Wait()
 	cpu1 := cpuTime()
-	b.StopTimer()
+	timer(false)
 	s.settle(conc, started)
 	held := snapshot()
-	b.StartTimer()
+	timer(true)
 	cpu2 := cpuTime()
 	close(release)
 	wg.Wait()
 	cpu3 := cpuTime()
 	for _, r := range results {
 		if r.outcome != ok {
-			b.Fatalf("wave of %d: an upload failed: %v", conc, r.err)
+			tb.Fatalf("wave of %d: an upload failed: %v", conc, r.err)
 		}
 	}
 	return waveStats{
@@ -199,4 +211,21 @@ func (r *heldReader) Read(p []byte) (int, error) {
 	n := copy(p, r.data[r.off:end])
 	r.off += n
 	return n, nil
+}
+
+// A wave holds every upload in flight at once, then completes them all
+// intact, and leaves nothing behind, with each transport.
+func TestSweepWave(t *testing.T) {
+	const conc = 8
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			withStack(t, stackConfig{kind: kind}, func(s *stack) {
+				w := s.wave(t, conc, 1*kib)
+				// Each held upload has at least its proxy handler running.
+				if w.goroutines < conc {
+					t.Errorf("%d more goroutines while %d uploads were held, want at least %d", w.goroutines, conc, conc)
+				}
+			})
+		})
+	}
 }

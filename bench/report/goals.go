@@ -146,4 +146,3 @@ func extraPerRequest(rs *results, row, transport string) (float64, bool) {
 	}
 	return sum, true
 }
-

@@ -8,8 +8,9 @@ import (
 
 // Budget is a byte budget shared by many bodies: what all the Tees that use it
 // keep for replays together never exceeds its total. Beyond it, each Tee may
-// hold one chunk that is not charged: the chunk of a body that only streams,
-// or the chunk its filler is reading into when the Tee is closed.
+// hold one chunk that is not charged: the chunk of a body that only streams
+// (at most 64 KiB), or the chunk its filler is reading into when the Tee is
+// closed (up to 1 MiB, until that Read returns).
 //
 // A Budget never blocks. A Tee takes budget with a non-blocking try before it
 // keeps a chunk; when the try fails, that body goes on streaming without being

@@ -26,10 +26,11 @@
 //  2. Sealed (Seal): a response arrived, so no replay can happen any more.
 //     No new follower is handed out; the newest one streams on, and the bytes
 //     behind it are dropped as it reads them.
-//  3. Over (Close): the source is never read again and is closed once, on a
-//     goroutine of its own; every follower's Read fails; chunks and budget go
-//     back at once. Done is closed when the filler and the source's Close have
-//     returned.
+//  3. Over (Close): the source is never read again; every follower's Read
+//     fails; chunks and budget go back at once. The source is closed once,
+//     never by Close itself: by the filler as soon as it returned io.EOF,
+//     otherwise on a goroutine of its own. Done is closed when the filler and
+//     the source's Close have returned.
 //
 // When a body outgrows the limit or the budget, the Tee does not block and
 // does not fail the request: it keeps streaming to the newest follower,

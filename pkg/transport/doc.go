@@ -56,8 +56,9 @@
 // Once the response headers arrive no retry can happen, so nothing more is
 // kept, and what was kept goes back as the upstream reads on. The request is
 // over when RoundTrip returns an error or when the response body is closed:
-// then the original body is closed once (from a goroutine of its own, so a
-// Close that waits for a pending Read cannot block the caller) and never read
+// then the original body is closed once (by the goroutine that read it to its
+// end, or from a goroutine of its own, so a Close that waits for a pending Read
+// cannot block the caller) and never read
 // again, and every byte goes back to the budget — also when the inner
 // transport abandoned some of the bodies GetBody gave it without closing
 // them, as net/http's does. A proxy must therefore close the response body

@@ -79,7 +79,8 @@ func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 // A buffered request is over, and its buffer given back, when RoundTrip
 // returns an error or when the response body is closed; from then on req.Body
 // is never read again (one Read already in progress may complete) and it is
-// closed exactly once, from a goroutine of its own, without waiting. So a
+// closed exactly once, never by the caller's goroutine: by the goroutine that
+// read it to its end, or else from a goroutine of its own. So a
 // proxy that closes the response body before its handler returns (as
 // httputil.ReverseProxy does) never reads the inbound body after that.
 // RoundTrip never returns a response together with an error. As the
