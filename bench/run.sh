@@ -22,6 +22,7 @@ SWEEP_ROUNDS=${SWEEP_ROUNDS:-3}
 BENCHTIME=${BENCHTIME:-1s}
 SLOWTIME=${SLOWTIME:-3x}
 OUT=${OUT:-docs/BENCHMARKS.md}
+case $OUT in /*) ;; *) OUT=$root/$OUT ;; esac
 SVG=$(dirname "$OUT")/sweep.svg
 
 if [ -n "${REPORT_FROM:-}" ]; then
@@ -72,8 +73,14 @@ else
 	echo "== profiles ($(($(date +%s) - t0)) s)" >&2
 	# shellcheck disable=SC2086
 	(cd "$work" && $t $mutex >/dev/null && $t $cpu >/dev/null)
-	go tool pprof -top -nodecount 20 "$work/bench.test" "$work/mutex.out" 2>/dev/null >"$work/mutex.txt"
-	go tool pprof -top -nodecount 30 "$work/bench.test" "$work/cpu.out" 2>/dev/null >"$work/cpu.txt"
+	top() { go tool pprof -top "$@" 2>/dev/null | sed '/^File:/d; /^Build ID:/d; /^Type:/d; /^Time:/d'; }
+	{
+		top -nodecount 12 "$work/bench.test" "$work/mutex.out"
+		echo
+		echo "The same profile, only the stacks through package teebody (the Tees' and the Budget's locks):"
+		top -nodecount 8 -focus 'pkg/teebody\.' "$work/bench.test" "$work/mutex.out"
+	} >"$work/mutex.txt"
+	top -nodecount 30 "$work/bench.test" "$work/cpu.out" >"$work/cpu.txt"
 	rm -f "$work/bench.test"
 
 	load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
@@ -98,7 +105,7 @@ fi
 	-mutex "$work/mutex.txt" \
 	-cpu "$work/cpu.txt" \
 	-notes "$root/bench/NOTES.md" \
-	-svg "$root/$SVG" \
+	-svg "$SVG" \
 	-command "bash bench/run.sh" \
 	-bench-command "$bench_command" \
 	-commit "$commit" \
@@ -106,5 +113,5 @@ fi
 	-elapsed "$elapsed" \
 	-load-before "$load_before" \
 	-load-after "$load_after" \
-	-out "$root/$OUT")
+	-out "$OUT")
 echo "run.sh: wrote $OUT and $SVG" >&2
