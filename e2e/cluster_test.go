@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -77,7 +76,7 @@ func startCluster(t *testing.T, dir string) *cluster {
 
 	etcdURL := startEtcd(t, ctx, dir, filepath.Join(state, "etcd"))
 
-	c := &cluster{dir: dir, token: randomHex(t, 32)}
+	c := &cluster{dir: dir, token: rand.Text()}
 	certDir := filepath.Join(state, "certs")
 	tokens := filepath.Join(state, "tokens.csv")
 	writeFile(t, tokens, []byte(c.token+",e2e-admin,e2e-admin-uid,system:masters\n"))
@@ -299,15 +298,6 @@ func (c *cluster) probeGoaways(t *testing.T, n int) int64 {
 		}
 	}
 	return dials.Load() - 1
-}
-
-func randomHex(t testing.TB, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
 }
 
 func writeFile(t testing.TB, path string, b []byte) {

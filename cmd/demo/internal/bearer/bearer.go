@@ -1,11 +1,8 @@
-// Package bearer guards an http.Handler with one static bearer token, and
-// makes such tokens.
+// Package bearer guards an http.Handler with one static bearer token.
 package bearer
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"net/http"
 	"strings"
 
@@ -13,14 +10,6 @@ import (
 
 	"github.com/teebody/teebody/cmd/demo/internal/kstatus"
 )
-
-// NewToken returns 32 random bytes, hex encoded. It panics only if the
-// system's random source fails, which crypto/rand documents as fatal.
-func NewToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never returns an error (Go 1.24+).
-	return hex.EncodeToString(b)
-}
 
 // Require returns a handler that passes to next only the requests carrying
 // "Authorization: Bearer token", and answers every other one 401 with a

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"time"
+
+	"github.com/teebody/teebody/internal/quantile"
 )
 
 // ErrResult reports a result file that could not be written or read.
@@ -51,16 +52,8 @@ func Percent(part, whole int) float64 {
 	return 100 * float64(part) / float64(whole)
 }
 
-// Percentile is the nearest-rank p-th percentile (0 < p <= 100) of sorted,
-// in milliseconds; 0 for no samples.
-func Percentile(sorted []time.Duration, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
-	rank = min(max(rank, 1), len(sorted))
-	return float64(sorted[rank-1]) / float64(time.Millisecond)
-}
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // fill sets the counts, rates and percentiles from the latencies of the
 // successful operations and the failure counts.
@@ -72,9 +65,9 @@ func (r *Result) fill(latencies []time.Duration, failed, goaway int) {
 	r.TotalOperations = len(latencies) + failed
 	r.ErrorRate = Percent(failed, r.TotalOperations)
 	r.GoawayRate = Percent(goaway, r.TotalOperations)
-	r.P50Ms = Percentile(latencies, 50)
-	r.P95Ms = Percentile(latencies, 95)
-	r.P99Ms = Percentile(latencies, 99)
+	r.P50Ms = ms(quantile.Of(latencies, 0.50))
+	r.P95Ms = ms(quantile.Of(latencies, 0.95))
+	r.P99Ms = ms(quantile.Of(latencies, 0.99))
 	r.DurationSeconds = r.End.Sub(r.Start).Seconds()
 	if r.SampleErrors == nil {
 		r.SampleErrors = []string{}

@@ -11,27 +11,6 @@ import (
 	"github.com/teebody/teebody/cmd/demo/internal/load"
 )
 
-func TestPercentile(t *testing.T) {
-	var ms []time.Duration
-	for i := 1; i <= 100; i++ {
-		ms = append(ms, time.Duration(i)*time.Millisecond)
-	}
-	for _, tc := range []struct {
-		p    float64
-		want float64
-	}{{50, 50}, {95, 95}, {99, 99}, {100, 100}, {0.1, 1}} {
-		if got := load.Percentile(ms, tc.p); got != tc.want {
-			t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
-		}
-	}
-	if got := load.Percentile(nil, 50); got != 0 {
-		t.Errorf("p50 of nothing = %v, want 0", got)
-	}
-	if got := load.Percentile([]time.Duration{3 * time.Millisecond}, 99); got != 3 {
-		t.Errorf("p99 of one = %v, want 3", got)
-	}
-}
-
 func TestIsGoaway(t *testing.T) {
 	goaway := errors.New("http2: Transport: cannot retry err [http2: Transport received Server's graceful shutdown GOAWAY] after Request.Body was written; define Request.GetBody to avoid this error")
 	if !load.IsGoaway(fmt.Errorf("create configmap x: %w", goaway)) {

@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -68,7 +67,7 @@ func Run(ctx context.Context, target kubeconfig.Target, opts Options) (*Result, 
 		setup:   setup,
 		ops:     ops,
 		ns:      ns,
-		prefix:  "teebody-" + randomHex(4),
+		prefix:  "teebody-" + strings.ToLower(rand.Text()[:8]),
 		payload: payload(opts.BodySize),
 	}
 	res := &Result{
@@ -199,12 +198,6 @@ func ensureNamespace(ctx context.Context, c *client, ns string) error {
 func payload(n int) string {
 	const pattern = "teebody replays request bodies. "
 	return strings.Repeat(pattern, n/len(pattern)+1)[:n]
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (Go 1.24+)
-	return hex.EncodeToString(b)
 }
 
 // cmp returns the first non-empty string.

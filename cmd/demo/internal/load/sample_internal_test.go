@@ -11,7 +11,7 @@ import (
 func TestSamplesKeepTheRareKind(t *testing.T) {
 	var r runner
 	for i := range 2 * maxSampleErrors {
-		r.fail(fmt.Errorf("op %d: http2: Transport received Server's graceful shutdown GOAWAY", i))
+		r.fail(fmt.Errorf("op %d: http2: Transport: cannot retry err [http2: Transport received Server's graceful shutdown GOAWAY] after Request.Body was written; define Request.GetBody to avoid this error", i))
 	}
 	r.fail(errors.New("op x: timeout"))
 	r.fail(errors.New("op y: timeout"))

@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"log/slog"
 
-	"github.com/teebody/teebody/cmd/demo/internal/bearer"
 	"github.com/teebody/teebody/cmd/demo/internal/certs"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/serve"
@@ -34,7 +34,7 @@ func Start(opts ServerOptions) (*Server, error) {
 		opts.Listen = "127.0.0.1:0"
 	}
 	if opts.Token == "" {
-		opts.Token = bearer.NewToken()
+		opts.Token = rand.Text()
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -4,9 +4,9 @@ package upstream
 
 import (
 	"context"
+	"crypto/rand"
 	"log/slog"
 
-	"github.com/teebody/teebody/cmd/demo/internal/bearer"
 	"github.com/teebody/teebody/cmd/demo/internal/certs"
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
@@ -39,7 +39,7 @@ func Start(opts Options) (*Upstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	token := bearer.NewToken()
+	token := rand.Text()
 	h := fakeapi.New(fakeapi.Options{GoawayChance: opts.GoawayChance, Token: token})
 	srv, err := serve.Start(opts.Listen, h, pair.Cert, opts.Logger)
 	if err != nil {
