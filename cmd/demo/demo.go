@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// Defaults of the four-way run, chosen so that it shows GOAWAY failures
+// Defaults of the five-way run, chosen so that it shows GOAWAY failures
 // without the fix on every run and ends well within a minute on two cores:
 // at the original experiment's QPS 100 requests seldom overlap on a
 // connection when its GOAWAY comes, and the failure is rare; without a
@@ -30,7 +31,7 @@ const (
 const demoSynopsis = "demo [-workers 10] [-ops 100] [-body-size 1024] [-goaway-chance 0.02] [-qps 5000] [-burst 0] " +
 	"[-small-budget 256] [-retry-after 1s] [-out DIR] [-markdown] [-quiet] [-v]"
 
-// stage is one of the four configurations.
+// stage is one of the five configurations.
 type stage struct {
 	name    string
 	file    string            // base name of its files in the output folder
@@ -45,13 +46,14 @@ type outcome struct {
 	stats *transport.Stats // nil without the fix
 }
 
-// runDemo is "demo": the four-way run; exit 1 if the fixed proxy let a
+// runDemo is "demo": the five-way run; exit 1 if a fixed proxy let a
 // failure through.
 func runDemo(ctx context.Context, args []string, c *cli) int {
 	fs := newFlags("", demoSynopsis, c)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\nusage: %s\n\nThe same load against an embedded API server with the API server's GOAWAY filter: directly,\n"+
-			"through a reverse proxy without the fix, with it, and with it and a budget too small for the bodies.\n\nflags:\n", usage, demoSynopsis)
+			"through a reverse proxy without the fix, with it, with it and a budget too small for the bodies, and with it in\n"+
+			"adaptive mode (buffering only once the upstream sent GOAWAY).\n\nflags:\n", usage, demoSynopsis)
 		fs.PrintDefaults()
 	}
 	var lf loadFlags
@@ -90,11 +92,14 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 	fix := transport.DefaultConfig()
 	fix.RetryAfter = *retryAfter
 	tiny := transport.Config{TotalBytes: small.n, PerRequestBytes: small.n, RetryAfter: *retryAfter}
+	adaptive := fix
+	adaptive.Adaptive = true
 	stages := []stage{
 		{name: "Direct K8s", file: "direct", noRetry: true},
 		{name: "Proxy (no fix)", file: "proxy-no-fix", proxy: &transport.Config{}, noFix: true, noRetry: true},
 		{name: "Proxy (with fix)", file: "proxy-fix", proxy: &fix, noRetry: true},
 		{name: fmt.Sprintf("Proxy (fix, %s budget)", bytesText(small.n)), file: "proxy-fix-small-budget", proxy: &tiny},
+		{name: "Proxy (adaptive)", file: "proxy-adaptive", proxy: &adaptive},
 	}
 
 	up, err := upstream.Start(upstream.Options{GoawayChance: float64(chance), Logger: logger})
@@ -130,6 +135,14 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 	fmt.Fprintln(c.stdout)
 	_ = report.Latency(c.stdout, results)
 	fmt.Fprintln(c.stdout)
+	var proxies []report.ProxyRow
+	for _, o := range outcomes {
+		if o.stats != nil {
+			proxies = append(proxies, report.ProxyRow{Name: o.res.Name, Stats: *o.stats})
+		}
+	}
+	_ = report.Proxies(c.stdout, proxies, *markdown)
+	fmt.Fprintln(c.stdout)
 	pass := findings(c.stdout, outcomes, small.n, *retryAfter)
 	if *out != "" {
 		fmt.Fprintf(c.stdout, "\nResults and kubeconfigs are in %s.\n", dir)
@@ -141,7 +154,8 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 }
 
 // runStage runs the load of one configuration, through a proxy of its own
-// when it has one, and saves the result as DIR/FILE.json.
+// when it has one, and saves the result as DIR/FILE.json and the proxy's
+// transport Stats as DIR/FILE.stats.json.
 func runStage(ctx context.Context, s stage, base load.Options, upPath, dir string, logger *slog.Logger) (outcome, error) {
 	opts := base
 	opts.Name, opts.NoRetry = s.name, s.noRetry
@@ -177,9 +191,21 @@ func runStage(ctx context.Context, s stage, base load.Options, upPath, dir strin
 	if p != nil {
 		if st, ok := p.Stats(); ok {
 			o.stats = &st
+			if err := writeJSON(filepath.Join(dir, s.file+".stats.json"), st); err != nil {
+				return outcome{}, err
+			}
 		}
 	}
 	return o, res.WriteFile(filepath.Join(dir, s.file+".json"))
+}
+
+// writeJSON saves v as indented JSON.
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // outputDir is dir, created if need be, or a new temporary folder that

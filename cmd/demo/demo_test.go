@@ -1,18 +1,21 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/teebody/teebody/cmd/demo/internal/load"
+	"github.com/teebody/teebody/pkg/transport"
 )
 
-// TestFourWay runs "demo" at reduced size, with GOAWAYs frequent so that
+// TestFiveWay runs "demo" at reduced size, with GOAWAYs frequent so that
 // the small run shows them, and checks the shape of the result: failures
 // without the fix, directly and through the proxy, and none with it, on
-// the replay path or the 429 path.
-func TestFourWay(t *testing.T) {
+// the replay path, the 429 path or in adaptive mode.
+func TestFiveWay(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := runCmd(t, "-workers", "10", "-ops", "15", "-goaway-chance", "0.15", "-quiet", "-out", dir)
 	if code != exitOK {
@@ -24,7 +27,7 @@ func TestFourWay(t *testing.T) {
 	contains(t, "stdout", stdout,
 		"Latency against Direct K8s", "Findings:", "PASS: the fixed proxy let no failure through.")
 	results := map[string]*load.Result{}
-	for _, f := range []string{"direct", "proxy-no-fix", "proxy-fix", "proxy-fix-small-budget"} {
+	for _, f := range []string{"direct", "proxy-no-fix", "proxy-fix", "proxy-fix-small-budget", "proxy-adaptive"} {
 		r, err := load.ReadFile(filepath.Join(dir, f+".json"))
 		if err != nil {
 			t.Fatal(err)
@@ -42,17 +45,60 @@ func TestFourWay(t *testing.T) {
 			t.Errorf("%s: %d failed, %d on a GOAWAY; want GOAWAY failures: %q", f, r.FailedOperations, r.GoawayErrors, r.SampleErrors)
 		}
 	}
-	for _, f := range []string{"proxy-fix", "proxy-fix-small-budget"} {
+	for _, f := range []string{"proxy-fix", "proxy-fix-small-budget", "proxy-adaptive"} {
 		if r := results[f]; r.FailedOperations != 0 {
 			t.Errorf("%s: %d failed with the fix: %q", f, r.FailedOperations, r.SampleErrors)
 		}
 	}
-	if !results["direct"].NoRetry || results["proxy-fix-small-budget"].NoRetry {
-		t.Error("the 429 path must run with client-go's retries, the others without GetBody")
+	if !results["direct"].NoRetry || results["proxy-fix-small-budget"].NoRetry || results["proxy-adaptive"].NoRetry {
+		t.Error("the 429 path and adaptive mode must run with client-go's retries, the others without GetBody")
+	}
+	// Adaptive mode took a few 429s before the first trace turned buffering on.
+	st := readStats(t, dir, "proxy-adaptive")
+	if st.RetryLaterWritten == 0 || st.AdaptiveTraces == 0 || st.Buffered == 0 || st.PassedThrough.Quiet == 0 {
+		t.Errorf("adaptive: 429s %d, traces %d, buffered %d, quiet %d; want all > 0",
+			st.RetryLaterWritten, st.AdaptiveTraces, st.Buffered, st.PassedThrough.Quiet)
+	}
+	contains(t, "stdout", stdout, "In adaptive mode, with client-go's retries: 0 failed;")
+	if !strings.Contains(strings.Join(strings.Fields(stdout), " "), "Proxy Buffered Unbuffered (quiet) Replays 429s Peak held") {
+		t.Errorf("no proxy table:\n%s", stdout)
 	}
 	// The 429 path was taken: the findings count the 429s, and there were some.
 	i := strings.Index(stdout, "the proxy answered 429 (Retry-After 1s) ")
 	if i < 0 || strings.HasPrefix(stdout[i+len("the proxy answered 429 (Retry-After 1s) "):], "0 times") {
 		t.Errorf("no 429 in the findings:\n%s", stdout)
 	}
+}
+
+// TestNoGoawayAdaptiveHoldsNothing: with -goaway-chance 0 the always-on
+// proxy holds bytes for every write and the adaptive one holds none.
+func TestNoGoawayAdaptiveHoldsNothing(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCmd(t, "-workers", "4", "-ops", "10", "-goaway-chance", "0", "-quiet", "-out", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	fix, adaptive := readStats(t, dir, "proxy-fix"), readStats(t, dir, "proxy-adaptive")
+	if fix.PeakBytesHeld == 0 || fix.Buffered == 0 {
+		t.Errorf("always-on: peak held %d, buffered %d; want both > 0", fix.PeakBytesHeld, fix.Buffered)
+	}
+	if adaptive.PeakBytesHeld != 0 || adaptive.Buffered != 0 || adaptive.PassedThrough.Quiet != fix.Buffered {
+		t.Errorf("adaptive: peak held %d, buffered %d, quiet %d; want 0, 0, %d",
+			adaptive.PeakBytesHeld, adaptive.Buffered, adaptive.PassedThrough.Quiet, fix.Buffered)
+	}
+	contains(t, "stdout", stdout, "held at most 0B at once (always-on: ")
+}
+
+// readStats reads the transport Stats that "demo -out DIR" saved for a stage.
+func readStats(t *testing.T, dir, stage string) transport.Stats {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, stage+".stats.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st transport.Stats
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/teebody/teebody/cmd/demo/internal/report"
+	"github.com/teebody/teebody/pkg/transport"
 )
 
-// findings writes what the four outcomes (direct, no fix, fix, fix with a
-// small budget) show, and reports whether the fixed proxy let no failure
-// through.
+// findings writes what the five outcomes (direct, no fix, fix, fix with a
+// small budget, adaptive) show, and reports whether the fixed proxies let no
+// failure through.
 func findings(w io.Writer, o []outcome, smallBudget int64, retryAfter time.Duration) bool {
-	direct, noFix, fix, small := o[0], o[1], o[2], o[3]
+	direct, noFix, fix, small, adaptive := o[0], o[1], o[2], o[3], o[4]
 	fmt.Fprintln(w, "Findings:")
 	fmt.Fprintf(w, "- Direct, with GetBody cleared (a proxy has none): %d of %d operations failed on a GOAWAY.\n",
 		direct.res.GoawayErrors, direct.res.TotalOperations)
@@ -34,11 +35,27 @@ func findings(w io.Writer, o []outcome, smallBudget int64, retryAfter time.Durat
 			retryAfter, st.RetryLaterWritten)
 	}
 	fmt.Fprintln(w, line+".")
+	line = fmt.Sprintf("- In adaptive mode, with client-go's retries: %d failed", adaptive.res.FailedOperations)
+	if st := adaptive.stats; st != nil {
+		line += fmt.Sprintf("; it answered 429 %d times (requests caught by a GOAWAY before buffering was on; client-go"+
+			" sent them again), saw %d traces of GOAWAY, passed %d requests through unbuffered, and held at most %s at"+
+			" once (always-on: %s)",
+			st.RetryLaterWritten, st.AdaptiveTraces, st.PassedThrough.Quiet, bytesText(st.PeakBytesHeld), peakText(fix.stats))
+	}
+	fmt.Fprintln(w, line+".")
 	fmt.Fprintf(w, "- The fix's cost against the proxy without it: %s.\n", report.LatencyLine(fix.res, noFix.res))
-	if n := fix.res.FailedOperations + small.res.FailedOperations; n > 0 {
+	if n := fix.res.FailedOperations + small.res.FailedOperations + adaptive.res.FailedOperations; n > 0 {
 		fmt.Fprintf(w, "FAIL: the fixed proxy let %d failures through.\n", n)
 		return false
 	}
 	fmt.Fprintln(w, "PASS: the fixed proxy let no failure through.")
 	return true
+}
+
+// peakText is the peak bytes held in st, or "?" without stats.
+func peakText(st *transport.Stats) string {
+	if st == nil {
+		return "?"
+	}
+	return bytesText(st.PeakBytesHeld)
 }

@@ -69,6 +69,24 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
+// boolFlag is a boolean flag ("-adaptive", "-adaptive=false") that
+// remembers whether it was set.
+type boolFlag struct {
+	b, set bool
+}
+
+func (f *boolFlag) String() string   { return strconv.FormatBool(f != nil && f.b) }
+func (f *boolFlag) IsBoolFlag() bool { return true }
+
+func (f *boolFlag) Set(v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("not a boolean: %q", v)
+	}
+	f.b, f.set = b, true
+	return nil
+}
+
 // unitFlag is a float in [0, 1].
 type unitFlag float64
 

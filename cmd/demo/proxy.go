@@ -12,12 +12,13 @@ import (
 )
 
 const proxySynopsis = "demo proxy -kubeconfig UPSTREAM [-context C] [-listen 127.0.0.1:0] -write-kubeconfig F [-no-fix] " +
-	"[-total-bytes SIZE] [-per-request-bytes SIZE] [-retry-after 1s] [-tls-cert F -tls-key F]"
+	"[-total-bytes SIZE] [-per-request-bytes SIZE] [-adaptive] [-retry-after 1s] [-tls-cert F -tls-key F]"
 
-// transportFlags are the sizes of the teebody transport: flags over the
-// environment (transport.ConfigFromEnv) over the defaults.
+// transportFlags are the sizes and mode of the teebody transport: flags over
+// the environment (transport.ConfigFromEnv) over the defaults.
 type transportFlags struct {
 	total, perRequest sizeFlag
+	adaptive          boolFlag
 	retryAfter        time.Duration
 }
 
@@ -26,6 +27,8 @@ func (f *transportFlags) register(fs *flag.FlagSet) {
 		transport.EnvTotalBytes+", else 500MiB")
 	fs.Var(&f.perRequest, "per-request-bytes", "bytes held for one request's replay; default $"+
 		transport.EnvPerRequestBytes+", else 50MiB")
+	fs.Var(&f.adaptive, "adaptive", "buffer only for an upstream that sent GOAWAY in the last hour; default $"+
+		transport.EnvAdaptive+", else false")
 	fs.DurationVar(&f.retryAfter, "retry-after", transport.DefaultRetryAfter, "Retry-After of the 429 for a body that cannot be replayed")
 }
 
@@ -41,6 +44,9 @@ func (f *transportFlags) config() (transport.Config, error) {
 	}
 	if f.perRequest.set {
 		cfg.PerRequestBytes = f.perRequest.n
+	}
+	if f.adaptive.set {
+		cfg.Adaptive = f.adaptive.b
 	}
 	if f.retryAfter <= 0 {
 		return transport.Config{}, usageErr("-retry-after must be positive, not %v", f.retryAfter)
@@ -105,7 +111,7 @@ func serveProxy(ctx context.Context, opts proxy.ServerOptions, out string, c *cl
 	} else {
 		log.Info("proxy listening", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", out,
 			"total_bytes", opts.Transport.TotalBytes, "per_request_bytes", opts.Transport.PerRequestBytes,
-			"retry_after", opts.Transport.RetryAfter)
+			"adaptive", opts.Transport.Adaptive, "retry_after", opts.Transport.RetryAfter)
 	}
 	if c.ready != nil {
 		c.ready(out)
@@ -119,7 +125,8 @@ func serveProxy(ctx context.Context, opts proxy.ServerOptions, out string, c *cl
 	defer cancel()
 	err = p.Shutdown(sctx)
 	if st, ok := p.Stats(); ok {
-		log.Info("proxy stopped", "requests", st.Requests, "buffered", st.Buffered, "replays_served", st.ReplaysServed,
+		log.Info("proxy stopped", "requests", st.Requests, "buffered", st.Buffered, "quiet", st.PassedThrough.Quiet,
+			"adaptive_traces", st.AdaptiveTraces, "replays_served", st.ReplaysServed,
 			"retry_later_written", st.RetryLaterWritten, "peak_bytes_held", st.PeakBytesHeld, "bytes_held", st.BytesHeld)
 	}
 	if err != nil {

@@ -90,17 +90,82 @@ func TestProxyNoFixFails(t *testing.T) {
 }
 
 func TestProxyBadEnvironment(t *testing.T) {
-	for _, name := range []string{transport.EnvTotalBytes, transport.EnvPerRequestBytes} {
+	for name, val := range map[string]string{transport.EnvTotalBytes: "12XB", transport.EnvPerRequestBytes: "12XB", transport.EnvAdaptive: "maybe"} {
 		t.Run(name, func(t *testing.T) {
-			t.Setenv(name, "12XB")
+			t.Setenv(name, val)
 			code, _, stderr := runCmd(t, "proxy", "-kubeconfig", "unused", "-write-kubeconfig", t.TempDir()+"/k")
 			if code != exitUsage {
 				t.Fatalf("exit %d, want 2", code)
 			}
-			contains(t, "stderr", stderr, "demo proxy: "+name+": ", `"12XB"`)
+			contains(t, "stderr", stderr, "demo proxy: "+name+": ", `"`+val+`"`)
 			if strings.Count(stderr, "\n") != 1 {
 				t.Errorf("want one line, got %q", stderr)
 			}
 		})
+	}
+}
+
+// TestProxyAdaptive: "demo proxy" in adaptive mode, from the environment or
+// the flag (which wins), and client-go with its normal retries: no failure,
+// a few 429s, then buffering; /metrics shows it.
+func TestProxyAdaptive(t *testing.T) {
+	up := startServer(t, "upstream", "-goaway-chance", "0.1")
+	t.Setenv(transport.EnvAdaptive, "true")
+	off := startServer(t, "proxy", "-kubeconfig", up.kubeconfig, "-adaptive=false")
+	contains(t, "proxy log", off.stderr.String(), "adaptive=false")
+
+	p := startServer(t, "proxy", "-kubeconfig", up.kubeconfig)
+	contains(t, "proxy log", p.stderr.String(), "adaptive=true")
+	code, stdout, stderr := runCmd(t, "load", "-kubeconfig", p.kubeconfig, "-workers", "10", "-ops", "20", "-qps", "-1", "-quiet")
+	if code != exitOK {
+		t.Fatalf("load through the adaptive proxy: exit %d: %s%s", code, stdout, stderr)
+	}
+	target, err := kubeconfig.Load(p.kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := testutil.HTTPSClient(t, target.Config.CAData).Get(target.Config.Host + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// value is the metric's value, of the series with that reason label
+	// ("" for a metric without labels).
+	value := func(name, reason string) float64 {
+		t.Helper()
+		if f := families[name]; f != nil {
+			for _, m := range f.Metric {
+				got := ""
+				for _, l := range m.Label {
+					if l.GetName() == "reason" {
+						got = l.GetValue()
+					}
+				}
+				if got != reason {
+					continue
+				}
+				if m.Counter != nil {
+					return m.Counter.GetValue()
+				}
+				return m.Gauge.GetValue()
+			}
+		}
+		t.Fatalf("no metric %s with reason %q", name, reason)
+		return 0
+	}
+	quiet := value("teebody_passed_through_requests_total", "quiet")
+	traces := value("teebody_adaptive_traces_total", "")
+	upstreams := value("teebody_adaptive_upstreams", "")
+	buffered := value("teebody_buffered_requests_total", "")
+	retryLater := value("teebody_retry_later_written_total", "")
+	t.Logf("quiet %v, traces %v, upstreams %v, buffered %v, 429s %v", quiet, traces, upstreams, buffered, retryLater)
+	if quiet == 0 || traces == 0 || upstreams != 1 || buffered == 0 || retryLater == 0 {
+		t.Errorf("quiet %v, traces %v, upstreams %v, buffered %v, 429s %v; want all > 0, one upstream",
+			quiet, traces, upstreams, buffered, retryLater)
 	}
 }

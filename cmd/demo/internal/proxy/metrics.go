@@ -16,6 +16,7 @@ type statsCollector struct {
 	requests, buffered, passed, served, refused *prometheus.Desc
 	budgetRefusals, retryLater                  *prometheus.Desc
 	held, peak, budget                          *prometheus.Desc
+	traces, upstreams                           *prometheus.Desc
 }
 
 func newStatsCollector(stats func() transport.Stats, budgetTotal int64) *statsCollector {
@@ -35,12 +36,14 @@ func newStatsCollector(stats func() transport.Stats, budgetTotal int64) *statsCo
 		held:           d("bytes_held", "Bytes the budget holds now."),
 		peak:           d("peak_bytes_held", "Most bytes the budget has held."),
 		budget:         d("budget_bytes", "The budget's size in bytes."),
+		traces:         d("adaptive_traces_total", "Traces of GOAWAY seen in adaptive mode: refused requests and replays served."),
+		upstreams:      d("adaptive_upstreams", "Upstreams that adaptive mode buffers for now."),
 	}
 }
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.requests, c.buffered, c.passed, c.served, c.refused,
-		c.budgetRefusals, c.retryLater, c.held, c.peak, c.budget} {
+		c.budgetRefusals, c.retryLater, c.held, c.peak, c.budget, c.traces, c.upstreams} {
 		ch <- d
 	}
 }
@@ -59,6 +62,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.passed, s.PassedThrough.GetBodySet, "get_body_set")
 	counter(c.passed, s.PassedThrough.Upgrade, "upgrade")
 	counter(c.passed, s.PassedThrough.Disabled, "disabled")
+	counter(c.passed, s.PassedThrough.Quiet, "quiet")
 	counter(c.served, s.ReplaysServed)
 	counter(c.refused, s.ReplaysRefused.TooLarge, "too_large")
 	counter(c.refused, s.ReplaysRefused.NoBudget, "no_budget")
@@ -69,4 +73,6 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.held, s.BytesHeld)
 	gauge(c.peak, s.PeakBytesHeld)
 	gauge(c.budget, c.budgetTotal)
+	counter(c.traces, s.AdaptiveTraces)
+	gauge(c.upstreams, s.AdaptiveUpstreams)
 }

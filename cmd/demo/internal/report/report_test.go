@@ -8,6 +8,7 @@ import (
 
 	"github.com/teebody/teebody/cmd/demo/internal/load"
 	"github.com/teebody/teebody/cmd/demo/internal/report"
+	"github.com/teebody/teebody/pkg/transport"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -79,6 +80,40 @@ func TestMillis(t *testing.T) {
 	for ms, want := range map[float64]string{0.842: "0.84ms", 12.34: "12.3ms", 215.4: "215ms"} {
 		if got := report.Millis(ms); got != want {
 			t.Errorf("Millis(%v) = %q, want %q", ms, got, want)
+		}
+	}
+}
+
+func TestProxies(t *testing.T) {
+	rows := []report.ProxyRow{
+		{Name: "Proxy (with fix)", Stats: transport.Stats{Buffered: 990, ReplaysServed: 52, PeakBytesHeld: 40 << 10}},
+		{Name: "Proxy (adaptive)", Stats: transport.Stats{Buffered: 700, PassedThrough: transport.PassThroughStats{Quiet: 290},
+			ReplaysServed: 40, RetryLaterWritten: 4, PeakBytesHeld: 3 << 19}},
+	}
+	var b strings.Builder
+	if err := report.Proxies(&b, rows, false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), b.String())
+	}
+	if f := strings.Join(strings.Fields(lines[2]), " "); f != "Proxy (adaptive) 700 290 40 4 1.5MiB" {
+		t.Errorf("row = %q", f)
+	}
+	b.Reset()
+	if err := report.Proxies(&b, rows, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| Proxy (with fix) | 990 | 0 | 52 | 0 | 40.0KiB |\n") {
+		t.Errorf("Markdown:\n%s", b.String())
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0B", 512: "512B", 1024: "1.0KiB", 40 << 10: "40.0KiB", 3 << 19: "1.5MiB", 2 << 30: "2.0GiB"} {
+		if got := report.Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
