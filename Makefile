@@ -30,7 +30,7 @@ lint:
 fuzz:
 	$(GO) test ./pkg/teebody -run '^$$' -fuzz '^FuzzTee$$' -fuzztime $(FUZZTIME)
 
-## demo: the main job: the GOAWAY failure and its fix, four ways, against the embedded API server.
+## demo: the main job: the GOAWAY failure and its fix, five ways, against the embedded API server.
 demo:
 	cd cmd/demo && $(GO) run .
 

@@ -36,11 +36,14 @@ func findings(w io.Writer, o []outcome, smallBudget int64, retryAfter time.Durat
 	}
 	fmt.Fprintln(w, line+".")
 	line = fmt.Sprintf("- In adaptive mode, with client-go's retries: %d failed", adaptive.res.FailedOperations)
-	if st := adaptive.stats; st != nil {
-		line += fmt.Sprintf("; it answered 429 %d times (requests caught by a GOAWAY before buffering was on; client-go"+
-			" sent them again), saw %d traces of GOAWAY, passed %d requests through unbuffered, and held at most %s at"+
-			" once (always-on: %s)",
-			st.RetryLaterWritten, st.AdaptiveTraces, st.PassedThrough.Quiet, bytesText(st.PeakBytesHeld), peakText(fix.stats))
+	if st := adaptive.stats; st != nil && st.AdaptiveTraces == 0 {
+		line += fmt.Sprintf("; it saw no GOAWAY, so it passed all %d requests with a body through unbuffered and held"+
+			" at most %s at once (always-on: %s)", st.PassedThrough.Quiet, bytesText(st.PeakBytesHeld), peakText(fix.stats))
+	} else if st != nil {
+		line += fmt.Sprintf("; it answered 429 to %d %s caught by a GOAWAY before buffering was on (client-go sent"+
+			" them again), saw %d traces of GOAWAY, passed %d requests through unbuffered, and held at most %s at"+
+			" once (always-on: %s)", st.RetryLaterWritten, plural(st.RetryLaterWritten, "request"), st.AdaptiveTraces,
+			st.PassedThrough.Quiet, bytesText(st.PeakBytesHeld), peakText(fix.stats))
 	}
 	fmt.Fprintln(w, line+".")
 	fmt.Fprintf(w, "- The fix's cost against the proxy without it: %s.\n", report.LatencyLine(fix.res, noFix.res))
@@ -58,4 +61,12 @@ func peakText(st *transport.Stats) string {
 		return "?"
 	}
 	return bytesText(st.PeakBytesHeld)
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int64, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

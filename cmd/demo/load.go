@@ -11,7 +11,7 @@ import (
 )
 
 // loadFlags are the knobs of one load run, shared by "demo load" and the
-// four-way run.
+// five-way run.
 type loadFlags struct {
 	workers, ops, burst int
 	bodySize            sizeFlag

@@ -22,7 +22,7 @@ const (
 )
 
 const usage = `usage:
-  demo [flags]            the four-way run against an embedded API server (flags: demo -h)
+  demo [flags]            the five-way run against an embedded API server (flags: demo -h)
   demo load [flags]       create and delete ConfigMaps through client-go, count the failures
   demo proxy [flags]      the fix in front of a cluster: a reverse proxy through package transport
   demo upstream [flags]   the embedded API server on its own, with the API server's GOAWAY filter
