@@ -32,9 +32,10 @@ type readResult struct {
 }
 
 // FuzzTee drives a Tee through a random sequence of operations — source
-// pieces and its end, reads of random sizes, new followers, follower and
-// owner closes, Seal — under tiny limits and budgets, and checks every
-// follower against a plain model of the body (DESIGN.md section 4).
+// pieces (empty ones too) and its end, reads of random sizes, new followers,
+// follower and owner closes, Seal — under tiny limits and budgets, right and
+// wrong size hints, and checks every follower against a plain model of the
+// body (DESIGN.md section 4), and who closes the source when.
 func FuzzTee(f *testing.F) {
 	for _, seed := range [][]byte{
 		{0, 0},
@@ -46,6 +47,22 @@ func FuzzTee(f *testing.F) {
 		{6, 0, 0, 255, 0, 255, 0, 255, 0, 255, 4, 0, 9, 3, 4, 1, 255, 2, 4, 0, 255, 4, 1, 255},
 		{6, 5, 0, 100, 4, 0, 255, 0, 50, 3, 4, 0, 255, 4, 1, 255, 1, 4, 1, 255}, // hint 100, body longer
 		{4, 13, 0, 255, 0, 255, 4, 0, 255, 0, 255, 3, 4, 1, 255, 4, 0, 255},     // hint 4096
+		// Hint 4096, a body of exactly 4096 bytes, then empty reads and one
+		// byte more for the probe, the end with the last byte, two followers.
+		{11, 13, 3, 0, 64, 64, 4, 0, 100, 100, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 4, 0, 255, 255, 3, 4, 1, 255, 255},
+		// Hint 4096, Close while the probe's Read is pending.
+		{3, 13, 3, 0, 64, 64, 4, 0, 255, 255, 7, 4, 0, 255, 255},
+		// Empty reads into a fresh chunk, Seal between them, then bytes.
+		{5, 3, 3, 0, 64, 64, 4, 0, 255, 255, 0, 0, 0, 6, 0, 0, 0, 0, 100, 100, 4, 0, 255, 255, 4, 0, 255, 255},
+		// The source ends after an empty read into a fresh chunk.
+		{5, 3, 3, 0, 64, 64, 4, 0, 255, 255, 0, 0, 0, 1, 4, 0, 255, 255},
+		// Close while the filler, holding a fresh chunk, waits for the newest.
+		{5, 3, 3, 0, 64, 64, 4, 0, 10, 10, 6, 0, 0, 0, 7},
+		// Over the limit while a Read is pending: the body streams to the
+		// newest follower, the filler waiting for it between chunks.
+		{3, 0, 3, 4, 0, 1, 1, 0, 100, 100, 4, 0, 255, 255, 4, 0, 255, 255, 0, 100, 100, 4, 0, 255, 255, 4, 0, 255, 255, 1, 4, 0, 255, 255, 4, 0, 255, 255, 4, 0, 255, 255},
+		// A budget that takes a smaller chunk, then none.
+		{6, 3, 3, 4, 0, 1, 1, 0, 100, 100, 0, 100, 100, 4, 0, 255, 255, 4, 0, 255, 255, 4, 0, 255, 255, 4, 0, 255, 255, 4, 0, 255, 255, 1, 4, 0, 255, 255},
 	} {
 		f.Add(seed)
 	}
@@ -61,6 +78,7 @@ func runFuzzScript(t *testing.T, script []byte) {
 	limits := []int64{0, 1, 100, 4096, 5000, 20000, 1 << 20}
 	totals := []int64{-1, 0, 3000, 8192, 30000} // -1: no budget
 	limit := limits[int(script[0])%len(limits)]
+	endWithLast := int(script[0])/len(limits)%2 == 1 // the source's end comes with its last bytes
 	var budget *Budget
 	opts := []Option{WithLimit(limit)}
 	if total := totals[int(script[1])%len(totals)]; total >= 0 {
@@ -83,10 +101,13 @@ func runFuzzScript(t *testing.T, script []byte) {
 	}
 
 	src := newScriptedSource()
+	src.endWithLast = endWithLast
 	tee := New(src, opts...)
 	var (
 		fed          int   // bytes fed to the source
+		emptyRun     int   // empty pieces fed since the last bytes; kept under maxEmptyReads
 		ended        error // how the source ended, once it did
+		sawEOF       bool  // a follower returned io.EOF: the filler has seen it
 		sealed, over bool
 		followers    []*fuzzFollower
 		check        = func(format string, args ...any) { t.Helper(); t.Errorf(format, args...) }
@@ -133,6 +154,7 @@ func runFuzzScript(t *testing.T, script []byte) {
 					if len(f.got) != fed {
 						check("follower %d: source's end %v after %d of %d bytes", i, err, len(f.got), fed)
 					}
+					sawEOF = sawEOF || err == io.EOF
 					f.done = true
 				default:
 					check("follower %d: unexpected error %v", i, err)
@@ -149,7 +171,15 @@ func runFuzzScript(t *testing.T, script []byte) {
 			if ended != nil {
 				break
 			}
-			n := next()*next()%5000 + 1
+			n := next() * next() % 5001 // 0: a Read that brings nothing
+			if n == 0 && emptyRun >= maxEmptyReads/2 {
+				n = 1 // never io.ErrNoProgress: the model has no place for it
+			}
+			if n == 0 {
+				emptyRun++
+			} else {
+				emptyRun = 0
+			}
 			piece := make([]byte, n)
 			for j := range piece {
 				piece[j] = bodyByte(fed + j)
@@ -193,7 +223,7 @@ func runFuzzScript(t *testing.T, script []byte) {
 				break
 			}
 			f := followers[next()%len(followers)]
-			size := next()*next()%9000 + 1
+			size := next() * next() % 9001 // 0 too
 			if f.pending != nil {
 				break
 			}
@@ -229,6 +259,16 @@ func runFuzzScript(t *testing.T, script []byte) {
 		synctest.Wait()
 		collect()
 		checkBounds(t, tee, limit, budget)
+		// The filler closes the source once it returned io.EOF; nothing
+		// else closes it before the request is over.
+		switch _, _, closes := src.stats(); {
+		case closes > 1:
+			check("source closed %d times", closes)
+		case sawEOF && closes != 1:
+			check("a follower saw io.EOF but the source is not closed")
+		case !over && closes != 0 && ended != io.EOF:
+			check("source closed before the request is over, without io.EOF")
+		}
 	}
 
 	if !over {

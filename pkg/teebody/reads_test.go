@@ -137,3 +137,60 @@ func TestCloseAfterEOFDoesNotCallSource(t *testing.T) {
 		}
 	})
 }
+
+// noProgress is a source whose every Read returns neither bytes nor an error.
+type noProgress struct{}
+
+func (noProgress) Read([]byte) (int, error) { return 0, nil }
+
+// overCount is a source whose Read claims one byte more than it was asked for.
+type overCount struct{}
+
+func (overCount) Read(p []byte) (int, error) { return len(p) + 1, nil }
+
+// A source that stops making progress, or returns an impossible count, ends
+// every follower with an error after the bytes it did bring, also when the
+// probe for the end of a body of the hinted size meets it. The chunk the
+// filler took for it goes back with its budget at once, before Close; the
+// source is closed once, by Close, since it never returned io.EOF.
+func TestSourceWithoutProgressOrValidCount(t *testing.T) {
+	head := randomBytes(4<<10, 24)
+	for _, tc := range []struct {
+		name string
+		src  io.Reader
+		opts []Option
+		want []byte
+		err  error
+	}{
+		{"empty reads", noProgress{}, nil, nil, io.ErrNoProgress},
+		{"empty reads after bytes", io.MultiReader(bytes.NewReader(head), noProgress{}), nil, head, io.ErrNoProgress},
+		{"empty reads on the probe", io.MultiReader(bytes.NewReader(head), noProgress{}), []Option{WithSizeHint(int64(len(head)))}, head, io.ErrNoProgress},
+		{"count too large", overCount{}, nil, nil, errInvalidRead},
+		{"count too large on the probe", io.MultiReader(bytes.NewReader(head), overCount{}), []Option{WithSizeHint(int64(len(head)))}, head, errInvalidRead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := NewBudget(1 << 20)
+			src := &closeRecorder{Reader: tc.src}
+			tee := New(src, append(tc.opts, WithBudget(budget))...)
+			for range 2 {
+				got, err := io.ReadAll(mustReader(t, tee))
+				if err != tc.err || !bytes.Equal(got, tc.want) {
+					t.Fatalf("follower: %d bytes, %v; want %d bytes, %v", len(got), err, len(tc.want), tc.err)
+				}
+			}
+			if got, want := budget.InUse(), held(tee); got != want {
+				t.Errorf("budget in use %d before Close, want %d, what the log holds", got, want)
+			}
+			if n := src.closeCount(); n != 0 {
+				t.Errorf("source closed %d times before Close, though it never returned io.EOF", n)
+			}
+			closeAndWait(t, tee)
+			if n := src.closeCount(); n != 1 {
+				t.Errorf("source closed %d times, want 1", n)
+			}
+			if got := budget.InUse(); got != 0 {
+				t.Errorf("budget in use after Close = %d", got)
+			}
+		})
+	}
+}

@@ -24,6 +24,10 @@ type scriptedSource struct {
 	// HTTP/1 server body's Close waits for a pending Read.
 	holdClose chan struct{}
 
+	// endWithLast makes the Read that drains the queue after end return the
+	// end together with the last bytes, as net/http's bodies do.
+	endWithLast bool
+
 	reads           int // calls of Read
 	readsAfterClose int // calls of Read that started after Close was called
 	closes          int // calls of Close
@@ -41,7 +45,8 @@ func (s *scriptedSource) poke() {
 	}
 }
 
-// feed queues b to be read. It never blocks.
+// feed queues b to be read. It never blocks. An empty b is one Read that
+// returns neither bytes nor an error.
 func (s *scriptedSource) feed(b []byte) {
 	s.mu.Lock()
 	s.queue = append(s.queue, b)
@@ -75,8 +80,12 @@ func (s *scriptedSource) Read(p []byte) (int, error) {
 			if s.queue[0] = s.queue[0][n:]; len(s.queue[0]) == 0 {
 				s.queue = s.queue[1:]
 			}
+			var err error
+			if s.endWithLast && len(s.queue) == 0 {
+				err = s.endErr
+			}
 			s.mu.Unlock()
-			return n, nil
+			return n, err
 		}
 		if s.endErr != nil {
 			s.mu.Unlock()
