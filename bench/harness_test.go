@@ -165,6 +165,7 @@ type stackConfig struct {
 	handWritten  bool  // a hand-written forwarding handler instead of httputil.ReverseProxy
 	totalBytes   int64 // teebody budget; 0: the transport's default
 	perRequest   int64 // teebody per-request limit; 0: the transport's default
+	adaptive     bool  // teebody in adaptive mode (transport.Config.Adaptive)
 }
 
 // stack is client → ReverseProxy → upstream, all on loopback.

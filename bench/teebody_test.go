@@ -28,7 +28,8 @@ func rotate(ks []string, round string) []string {
 }
 
 // newTeebody wraps inner in transport.New with a budget of its own, so that
-// the harness can read Budget.Peak. Zero sizes in cfg mean the defaults.
+// the harness can read Budget.Peak. Zero sizes in cfg mean the defaults;
+// cfg.adaptive sets Config.Adaptive.
 func newTeebody(cfg stackConfig, inner *http.Transport) (underTest, error) {
 	c := transport.DefaultConfig()
 	if cfg.totalBytes > 0 {
@@ -38,6 +39,7 @@ func newTeebody(cfg stackConfig, inner *http.Transport) (underTest, error) {
 		c.PerRequestBytes = cfg.perRequest
 	}
 	c.Budget = teebody.NewBudget(c.TotalBytes)
+	c.Adaptive = cfg.adaptive
 	c.ErrorLog = proxytest.QuietLog()
 	t := transport.New(inner, c)
 	return underTest{
