@@ -2,5 +2,6 @@
 // pinned in this module's go.mod (see build.sh), on loopback only.
 //
 // The suite lives in this package's tests. It runs only when TEEBODY_E2E=1 is set (make e2e does that after
-// build.sh); a plain go test skips it and says so. What it asserts, and a recorded run, are in docs/E2E.md.
+// build.sh); a plain go test skips it and says so. It needs a Unix system, as it stops its servers by process group.
+// What it asserts, and a recorded run, are in docs/E2E.md.
 package e2e

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 import (
@@ -37,8 +39,8 @@ func startProc(t testing.TB, dir, name, bin string, args ...string) *proc {
 }
 
 // startCmd starts cmd in a new process group, its stdout and stderr in dir/name.log, and registers a cleanup that
-// stops the group (stop). The child also gets SIGKILL if the test binary dies before its cleanups run (a panic, or
-// go test's -timeout), so nothing outlives the run.
+// stops the group (stop). On Linux the child also gets SIGKILL if the test binary dies before its cleanups run (a
+// panic, or go test's -timeout), so nothing outlives the run.
 func startCmd(t testing.TB, dir, name string, cmd *exec.Cmd) *proc {
 	t.Helper()
 	logPath := filepath.Join(dir, name+".log")
@@ -50,7 +52,7 @@ func startCmd(t testing.TB, dir, name string, cmd *exec.Cmd) *proc {
 
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = groupAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}

@@ -30,16 +30,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, qps float64) {
 }
 
 func (f *loadFlags) options(name string, c *cli) (load.Options, error) {
-	switch {
-	case f.workers < 1:
-		return load.Options{}, usageErr("-workers must be at least 1, not %d", f.workers)
-	case f.ops < 1:
-		return load.Options{}, usageErr("-ops must be at least 1, not %d", f.ops)
-	case f.bodySize.n < 0 || f.bodySize.n > 1<<20-16:
-		return load.Options{}, usageErr("-body-size must be between 0 and 1MiB-16, not %d", f.bodySize.n)
-	case f.burst < 0:
-		return load.Options{}, usageErr("-burst must not be negative, not %d", f.burst)
-	case f.qps == 0:
+	if f.qps == 0 {
 		return load.Options{}, usageErr("-qps must not be 0 (< 0 means no limit)")
 	}
 	burst := f.burst
@@ -53,6 +44,9 @@ func (f *loadFlags) options(name string, c *cli) (load.Options, error) {
 		BodySize:     int(f.bodySize.n),
 		QPS:          float32(f.qps),
 		Burst:        burst,
+	}
+	if err := opts.Validate(); err != nil {
+		return load.Options{}, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if !f.quiet {
 		opts.Progress, opts.Terminal = c.stderr, c.terminal

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -65,7 +66,7 @@ func run(ctx context.Context, args []string, c *cli) int {
 		fmt.Fprint(c.stdout, usage)
 		return exitOK
 	}
-	if args[0][0] == '-' {
+	if strings.HasPrefix(args[0], "-") {
 		return runDemo(ctx, args, c)
 	}
 	fmt.Fprintf(c.stderr, "demo: unknown command %q\n%s", args[0], usage)

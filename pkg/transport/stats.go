@@ -51,8 +51,8 @@ type PassThroughStats struct {
 type RefusalStats struct {
 	TooLarge     int64 // the body outgrew the per-request limit
 	NoBudget     int64 // the shared budget was spent
-	StreamedPast int64 // the bytes were dropped after being streamed
-	Closed       int64 // the request was over, or a response had arrived
+	StreamedPast int64 // a response had arrived, so the bytes were being dropped
+	Closed       int64 // the request was over
 }
 
 // counters are the live fields behind Stats; every field is atomic.

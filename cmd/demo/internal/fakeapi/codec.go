@@ -35,7 +35,7 @@ func decode(r *http.Request, want schema.GroupVersionKind, optional bool) (runti
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, apierrors.NewRequestEntityTooLargeError("limit is 3145728")
+			return nil, errTooLarge()
 		}
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
 	}

@@ -5,6 +5,7 @@
 package fakeapi
 
 import (
+	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,8 +18,13 @@ import (
 // GitVersion is the version the fake API server reports on /version.
 const GitVersion = "v1.37.2-teebody-fake"
 
-// maxBodyBytes is the API server's own request size limit (3 MB).
+// maxBodyBytes is the API server's own request size limit (3 MiB).
 const maxBodyBytes = 3 << 20
+
+// errTooLarge is the API server's answer to a body over maxBodyBytes.
+func errTooLarge() *apierrors.StatusError {
+	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxBodyBytes))
+}
 
 // Options configure the handler.
 type Options struct {
@@ -72,7 +78,7 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > maxBodyBytes {
-			kstatus.Write(w, apierrors.NewRequestEntityTooLargeError("limit is 3145728").ErrStatus)
+			kstatus.Write(w, errTooLarge().ErrStatus)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -176,6 +177,38 @@ func TestBodyChecked(t *testing.T) {
 			}
 			if resp.ProtoMajor != 2 {
 				t.Fatalf("proto = %s, want HTTP/2", resp.Proto)
+			}
+		})
+	}
+}
+
+// TestBodyTooLarge: a body over the API server's 3 MiB limit is refused
+// with its Status, whether its length is known up front or not.
+func TestBodyTooLarge(t *testing.T) {
+	srv, _ := start(t, fakeapi.Options{Token: token})
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"k":"` + strings.Repeat("x", 3<<20) + `"}}`
+	for name, r := range map[string]io.Reader{
+		"known length":   strings.NewReader(body),
+		"unknown length": io.MultiReader(strings.NewReader(body)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequest("POST", srv.URL+"/api/v1/namespaces/default/configmaps", r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(got), "limit is 3145728") {
+				t.Errorf("got %s %s, want 413 with limit is 3145728", resp.Status, got)
 			}
 		})
 	}

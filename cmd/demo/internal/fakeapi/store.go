@@ -117,5 +117,5 @@ func (s *store) deleteConfigMap(ns, name string) (*corev1.ConfigMap, error) {
 		return nil, apierrors.NewNotFound(corev1.Resource("configmaps"), name)
 	}
 	delete(s.configMaps[ns], name)
-	return cm, nil
+	return cm.DeepCopy(), nil
 }

@@ -36,7 +36,7 @@ const payloadKey = "payload"
 // holds the operations done until then. Run returns after every worker and
 // the progress printer exited, with the run's connections closed.
 func Run(ctx context.Context, target kubeconfig.Target, opts Options) (*Result, error) {
-	if err := opts.validate(); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	if opts.Name == "" {

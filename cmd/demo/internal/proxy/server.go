@@ -22,9 +22,8 @@ type ServerOptions struct {
 // concurrent use.
 type Server struct {
 	*Proxy
-	srv    *serve.Server
-	spec   kubeconfig.Spec
-	logger *slog.Logger
+	srv  *serve.Server
+	spec kubeconfig.Spec
 }
 
 // Start serves a new Proxy. A missing Options.Token is generated. On
@@ -54,7 +53,7 @@ func Start(opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{Proxy: p, srv: srv, logger: opts.Logger, spec: kubeconfig.Spec{
+	return &Server{Proxy: p, srv: srv, spec: kubeconfig.Spec{
 		Name:   "teebody-proxy",
 		Server: srv.URL(),
 		CAData: opts.Cert.CAData,
