@@ -53,6 +53,7 @@ func New(opts Options) http.Handler {
 	mux.HandleFunc("POST /api/v1/namespaces/{ns}/configmaps", a.createConfigMap)
 	mux.HandleFunc("GET /api/v1/namespaces/{ns}/configmaps/{name}", a.getConfigMap)
 	mux.HandleFunc("DELETE /api/v1/namespaces/{ns}/configmaps/{name}", a.deleteConfigMap)
+	mux.Handle("GET /api/v1/namespaces/{ns}/pods/{name}/exec", execEcho())
 	mux.HandleFunc("/", notFound)
 
 	var h http.Handler = mux
