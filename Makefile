@@ -3,10 +3,17 @@
 MODULES := $(patsubst %/go.mod,%,$(shell find . -name go.mod -not -path './.tools/*' | sort))
 
 GO         ?= go
+# The other supported Go release. TOOLCHAIN runs every go command of a target on the Go release it names,
+# which the go command downloads once: make test TOOLCHAIN=$(GO_NEXT). Empty: the go on the PATH (Go 1.26).
+GO_NEXT    := go1.27.3
+TOOLCHAIN  ?=
+ifneq ($(TOOLCHAIN),)
+export GOTOOLCHAIN := $(TOOLCHAIN)
+endif
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME   ?= 30s
 
-.PHONY: all test lint fuzz bench e2e demo goaway tidy
+.PHONY: all test test-go1.27 lint fuzz bench e2e demo goaway tidy
 
 all: lint test
 
@@ -16,6 +23,14 @@ test:
 		echo "== go test -race $$m"; \
 		(cd $$m && $(GO) test -race -count=1 ./...); \
 	done
+
+## test-go1.27: the library's and the demo's tests with the race detector, and the four-way demo, on Go 1.27.
+test-go1.27:
+	$(GO) version
+	$(GO) test -race -count=1 ./...
+	cd cmd/demo && $(GO) test -race -count=1 ./...
+	$(MAKE) demo
+test-go1.27: export GOTOOLCHAIN := $(GO_NEXT)
 
 ## lint: go vet, gofmt and staticcheck on every module.
 lint:
