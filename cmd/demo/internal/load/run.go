@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,12 +87,14 @@ func Run(ctx context.Context, target kubeconfig.Target, opts Options) (*Result, 
 		p = startProgress(opts.Progress, opts.Terminal, opts.Name, opts.Workers*opts.OpsPerWorker, &r.done, &r.failed)
 	}
 	latencies := make([][]time.Duration, opts.Workers) // one slice per worker, owned by it
-	var wg sync.WaitGroup
+	// A failed operation is counted, not returned: a worker's error is only
+	// ctx's end, which stops the others too.
+	var g errgroup.Group
 	for w := range opts.Workers {
-		wg.Go(func() {
+		g.Go(func() error {
 			for i := range opts.OpsPerWorker {
-				if ctx.Err() != nil {
-					return
+				if err := ctx.Err(); err != nil {
+					return err
 				}
 				d, err := r.op(ctx, fmt.Sprintf("%s-%d-%d", r.prefix, w, i))
 				if err != nil {
@@ -101,9 +104,13 @@ func Run(ctx context.Context, target kubeconfig.Target, opts Options) (*Result, 
 				}
 				r.done.Add(1)
 			}
+			return nil
 		})
 	}
-	wg.Wait()
+	stopped := g.Wait()
+	if stopped == nil {
+		stopped = ctx.Err() // it ended during the last operations: some were cut short
+	}
 	res.End = time.Now()
 	if p != nil {
 		p.stop()
@@ -114,8 +121,8 @@ func Run(ctx context.Context, target kubeconfig.Target, opts Options) (*Result, 
 	}
 	res.SampleErrors = r.samples
 	res.fill(all, int(r.failed.Load()), int(r.goaway.Load()))
-	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("load: run stopped: %w", err)
+	if stopped != nil {
+		return res, fmt.Errorf("load: run stopped: %w", stopped)
 	}
 	return res, nil
 }
