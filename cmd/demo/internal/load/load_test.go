@@ -2,12 +2,13 @@ package load_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -33,27 +34,20 @@ func TestRunCounts(t *testing.T) {
 	res, err := load.Run(context.Background(), target, load.Options{
 		Name: "plain", Namespace: "counts", Workers: 3, OpsPerWorker: 7, BodySize: 2048, QPS: -1,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.TotalOperations != 21 || res.SuccessfulOperations != 21 || res.FailedOperations != 0 {
-		t.Fatalf("counts = %d total, %d ok, %d failed; want 21, 21, 0", res.TotalOperations, res.SuccessfulOperations, res.FailedOperations)
-	}
-	if res.ServerVersion != fakeapi.GitVersion || res.APIServerURL != target.Config.Host || res.Context != "teebody-upstream" {
-		t.Fatalf("identity = %q %q %q", res.ServerVersion, res.APIServerURL, res.Context)
-	}
-	if !(res.P50Ms > 0 && res.P50Ms <= res.P95Ms && res.P95Ms <= res.P99Ms) {
-		t.Fatalf("percentiles out of order: %v %v %v", res.P50Ms, res.P95Ms, res.P99Ms)
-	}
-	if res.Workers != 3 || res.OpsPerWorker != 7 || res.Name != "plain" || res.End.Before(res.Start) {
-		t.Fatalf("result header wrong: %+v", res)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, [3]int{21, 21, 0}, [3]int{res.TotalOperations, res.SuccessfulOperations, res.FailedOperations}, "total, ok, failed")
+	assert.Equal(t, fakeapi.GitVersion, res.ServerVersion)
+	assert.Equal(t, target.Config.Host, res.APIServerURL)
+	assert.Equal(t, "teebody-upstream", res.Context)
+	assert.True(t, res.P50Ms > 0 && res.P50Ms <= res.P95Ms && res.P95Ms <= res.P99Ms, "percentiles out of order: %v %v %v", res.P50Ms, res.P95Ms, res.P99Ms)
+	assert.Equal(t, "plain", res.Name)
+	assert.Equal(t, [2]int{3, 7}, [2]int{res.Workers, res.OpsPerWorker}, "workers, ops per worker")
+	assert.False(t, res.End.Before(res.Start), "ends before it starts: %v, %v", res.Start, res.End)
 	// Every operation deletes what it created, in the namespace it created.
 	cs := testutil.Clientset(t, target.Config)
 	list, err := cs.CoreV1().ConfigMaps("counts").List(context.Background(), metav1.ListOptions{})
-	if err != nil || len(list.Items) != 0 {
-		t.Fatalf("left behind: %v, %v", list, err)
-	}
+	require.NoError(t, err)
+	assert.Empty(t, list.Items, "left behind")
 }
 
 // TestNoRetryShowsGoaway: without GetBody, a request refused by a GOAWAY
@@ -65,26 +59,19 @@ func TestNoRetryShowsGoaway(t *testing.T) {
 	res, err := load.Run(context.Background(), target, load.Options{
 		Workers: 10, OpsPerWorker: 30, BodySize: 1024, QPS: -1, NoRetry: true,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.GoawayErrors == 0 || res.GoawayErrors > res.FailedOperations {
-		t.Fatalf("GOAWAY errors = %d of %d failed; want some", res.GoawayErrors, res.FailedOperations)
-	}
-	if len(res.SampleErrors) == 0 || len(res.SampleErrors) > 10 {
-		t.Fatalf("%d sample errors, want 1 to 10", len(res.SampleErrors))
-	}
+	require.NoError(t, err)
+	assert.NotZero(t, res.GoawayErrors, "no GOAWAY failure")
+	assert.LessOrEqual(t, res.GoawayErrors, res.FailedOperations)
+	assert.NotEmpty(t, res.SampleErrors)
+	assert.LessOrEqual(t, len(res.SampleErrors), 10)
 	found := false
 	for _, s := range res.SampleErrors {
 		found = found || strings.Contains(s, "define Request.GetBody to avoid this error") ||
 			strings.Contains(s, "net/http: cannot rewind body after connection loss")
 	}
-	if !found {
-		t.Fatalf("no sample is one of Go's errors for a body it cannot send again: %q", res.SampleErrors)
-	}
-	if res.TotalOperations != 300 || res.SuccessfulOperations+res.FailedOperations != 300 {
-		t.Fatalf("counts = %+v", res)
-	}
+	assert.True(t, found, "no sample is one of Go's errors for a body it cannot send again: %q", res.SampleErrors)
+	assert.Equal(t, 300, res.TotalOperations)
+	assert.Equal(t, 300, res.SuccessfulOperations+res.FailedOperations, "ok + failed")
 }
 
 // TestRetryHidesGoaway: the same load with client-go's GetBody kept
@@ -94,12 +81,8 @@ func TestRetryHidesGoaway(t *testing.T) {
 	res, err := load.Run(context.Background(), target, load.Options{
 		Workers: 10, OpsPerWorker: 30, BodySize: 1024, QPS: -1,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.FailedOperations != 0 {
-		t.Fatalf("%d failed: %q", res.FailedOperations, res.SampleErrors)
-	}
+	require.NoError(t, err)
+	assert.Zero(t, res.FailedOperations, "failed: %q", res.SampleErrors)
 }
 
 func TestOptionsRefused(t *testing.T) {
@@ -111,9 +94,8 @@ func TestOptionsRefused(t *testing.T) {
 		{Workers: 1, OpsPerWorker: 1, BodySize: 2 << 20},
 		{Workers: 1, OpsPerWorker: 1, Burst: -1},
 	} {
-		if _, err := load.Run(context.Background(), target, opts); !errors.Is(err, load.ErrOptions) {
-			t.Errorf("%+v: err = %v, want ErrOptions", opts, err)
-		}
+		_, err := load.Run(context.Background(), target, opts)
+		assert.ErrorIs(t, err, load.ErrOptions, "%+v", opts)
 	}
 }
 
@@ -121,9 +103,7 @@ func TestSetupFails(t *testing.T) {
 	target := startUpstream(t, 0)
 	target.Config.BearerToken = "wrong"
 	_, err := load.Run(context.Background(), target, load.Options{Workers: 1, OpsPerWorker: 1})
-	if !errors.Is(err, load.ErrSetup) {
-		t.Fatalf("err = %v, want ErrSetup", err)
-	}
+	assert.ErrorIs(t, err, load.ErrSetup)
 }
 
 func TestCanceledRunStops(t *testing.T) {
@@ -141,12 +121,10 @@ func TestCanceledRunStops(t *testing.T) {
 		})
 	})
 	res, err := load.Run(ctx, target, load.Options{Workers: 2, OpsPerWorker: 1000, QPS: -1})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-	if res == nil || res.TotalOperations >= 2000 || res.TotalOperations < 3 {
-		t.Fatalf("result = %+v, want a partial one", res)
-	}
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, res, "no partial result")
+	assert.Less(t, res.TotalOperations, 2000)
+	assert.GreaterOrEqual(t, res.TotalOperations, 3)
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -159,12 +137,8 @@ func TestProgressPlain(t *testing.T) {
 	_, err := load.Run(context.Background(), target, load.Options{
 		Name: "p", Workers: 2, OpsPerWorker: 5, QPS: -1, Progress: &out,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, "p: 10/10 operations (100%), 0 failed") || strings.Contains(out.String(), "\r") {
-		t.Fatalf("progress = %q", out.String())
-	}
+	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "p: 10/10 operations (100%), 0 failed"), "progress = %q", out.String())
+	assert.NotContains(t, out.String(), "\r", "plain progress rewrites a line")
 }

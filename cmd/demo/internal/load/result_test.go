@@ -4,44 +4,32 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/teebody/teebody/cmd/demo/internal/load"
 )
 
 func TestIsGoaway(t *testing.T) {
 	goaway := errors.New("http2: Transport: cannot retry err [http2: Transport received Server's graceful shutdown GOAWAY] after Request.Body was written; define Request.GetBody to avoid this error")
-	if !load.IsGoaway(fmt.Errorf("create configmap x: %w", goaway)) {
-		t.Error("Go's GOAWAY error not recognised")
-	}
-	if !load.IsGoaway(errors.New("proxy error: net/http: cannot rewind body after connection loss")) {
-		t.Error("net/http's form of the same failure not recognised")
-	}
-	if !load.IsGoaway(errors.New("proxy error: ReverseProxy does an invalid Read on closed Body")) {
-		t.Error("ReverseProxy's form of the same failure not recognised")
-	}
-	if load.IsGoaway(errors.New("connection refused")) || load.IsGoaway(nil) {
-		t.Error("other errors taken for GOAWAY")
-	}
+	assert.True(t, load.IsGoaway(fmt.Errorf("create configmap x: %w", goaway)), "Go's GOAWAY error")
+	assert.True(t, load.IsGoaway(errors.New("proxy error: net/http: cannot rewind body after connection loss")), "net/http's form")
+	assert.True(t, load.IsGoaway(errors.New("proxy error: ReverseProxy does an invalid Read on closed Body")), "ReverseProxy's form")
+	assert.False(t, load.IsGoaway(errors.New("connection refused")))
+	assert.False(t, load.IsGoaway(nil))
 }
 
 func TestResultFileRoundTrip(t *testing.T) {
 	want := &load.Result{Name: "x", TotalOperations: 3, FailedOperations: 1, GoawayErrors: 1, ErrorRate: 33.3,
 		Start: time.Unix(1, 0).UTC(), End: time.Unix(2, 0).UTC(), SampleErrors: []string{"boom"}}
 	path := filepath.Join(t.TempDir(), "r.json")
-	if err := want.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, want.WriteFile(path))
 	got, err := load.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("read %+v, want %+v", got, want)
-	}
-	if _, err := load.ReadFile(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, load.ErrResult) {
-		t.Fatalf("missing file: err = %v, want ErrResult", err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	_, err = load.ReadFile(filepath.Join(t.TempDir(), "missing.json"))
+	assert.ErrorIs(t, err, load.ErrResult, "missing file")
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestSamplesKeepTheRareKind: past maxSampleErrors GOAWAY failures, the
@@ -15,10 +17,9 @@ func TestSamplesKeepTheRareKind(t *testing.T) {
 	}
 	r.fail(errors.New("op x: timeout"))
 	r.fail(errors.New("op y: timeout"))
-	if len(r.samples) != maxSampleErrors || r.samples[maxSampleErrors-1] != "op x: timeout" {
-		t.Fatalf("samples = %q", r.samples)
+	if assert.Len(t, r.samples, maxSampleErrors) {
+		assert.Equal(t, "op x: timeout", r.samples[maxSampleErrors-1], "the first of the rarer kind replaces the last sample")
 	}
-	if r.failed.Load() != 2*maxSampleErrors+2 || r.goaway.Load() != 2*maxSampleErrors {
-		t.Fatalf("counted %d failed, %d GOAWAY", r.failed.Load(), r.goaway.Load())
-	}
+	assert.Equal(t, int64(2*maxSampleErrors+2), r.failed.Load(), "failed")
+	assert.Equal(t, int64(2*maxSampleErrors), r.goaway.Load(), "GOAWAY")
 }
