@@ -24,7 +24,7 @@ test:
 		(cd $$m && $(GO) test -race -count=1 ./...); \
 	done
 
-## test-go1.27: the library's and the demo's tests with the race detector, and the four-way demo, on Go 1.27.
+## test-go1.27: the library's and the demo's tests with the race detector, and make demo, on Go 1.27.
 test-go1.27:
 	$(GO) version
 	$(GO) test -race -count=1 ./...
