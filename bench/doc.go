@@ -8,8 +8,8 @@
 // The upstream drains the request body, checksums it (CRC-32C), reports
 // when it saw the first and the last byte, and answers a configurable
 // fraction of requests with "Connection: close", which makes Go's HTTP/2
-// server send a graceful GOAWAY (DESIGN.md section 1). The proxy's
-// transport is one of three:
+// server send a graceful GOAWAY, as an API server's --goaway-chance does.
+// The proxy's transport is one of three:
 //
 //   - plain: the inner *http.Transport, no replay (the speed limit);
 //   - teebody: transport.New around the same inner transport;

@@ -88,7 +88,7 @@ type upstream struct {
 var upstreamBufs = sync.Pool{New: func() any { b := make([]byte, 32*kib); return &b }}
 
 // statusOK is the response body: a small Kubernetes Status, never empty
-// (an empty response is a corner case of its own, DESIGN.md fact 4).
+// (an empty response is a corner case of its own: docs/design.md, fact 4).
 const statusOK = `{"kind":"Status","apiVersion":"v1","status":"Success"}` + "\n"
 
 func newUpstream(goawayChance float64) *upstream {

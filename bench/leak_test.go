@@ -132,7 +132,7 @@ func TestGoawayIsReplayed(t *testing.T) {
 // TestGoawayThroughHandWrittenProxy: the same, through a forwarding handler
 // that lacks ReverseProxy's guard on the inbound body, with an HTTP/1.1
 // front (whose server bodies may come back truncated with a nil error if
-// read after the handler returned, DESIGN.md fact 7) and an HTTP/2 one.
+// read after the handler returned: docs/design.md, fact 7) and an HTTP/2 one.
 func TestGoawayThroughHandWrittenProxy(t *testing.T) {
 	const size = 64*kib + 5
 	for _, kind := range []string{kindTeebody, kindReadAll} {

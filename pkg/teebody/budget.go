@@ -17,7 +17,7 @@ import (
 // kept, and only its replay is lost. (A blocking acquire would be wrong twice
 // over: a request larger than the total would wait until its context ended,
 // and waiters are served in order, so one large body would stall every small
-// one behind it — DESIGN.md fact 8.)
+// one behind it: docs/design.md, fact 8.)
 //
 // A Budget is safe for concurrent use by multiple goroutines. Its zero value
 // is not usable; create one with NewBudget.

@@ -35,7 +35,7 @@ type readResult struct {
 // pieces (empty ones too) and its end, reads of random sizes, new followers,
 // follower and owner closes, Seal — under tiny limits and budgets, right and
 // wrong size hints, and checks every follower against a plain model of the
-// body (DESIGN.md section 4), and who closes the source when.
+// body (the invariants in docs/design.md), and who closes the source when.
 func FuzzTee(f *testing.F) {
 	for _, seed := range [][]byte{
 		{0, 0},

@@ -78,7 +78,7 @@ func TestEmptyReadAtChunkBoundaryLeavesPooledChunkAlone(t *testing.T) {
 // follower has caught up. An older follower that is ahead of it then waits for
 // the newest, not for the source: here the source has already ended (io.EOF
 // is queued); the older follower must not wait for the newest, which may be
-// abandoned (fact 2), but learn at once that it cannot go on.
+// abandoned (docs/design.md, fact 2), but learn at once that it cannot go on.
 func TestOlderFollowerDoesNotWaitForNewestAfterSeal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()

@@ -16,9 +16,10 @@ import (
 // The text of the errors that Go's transports (and ReverseProxy's body
 // wrapper) return, as plain strings, when a request that the upstream never
 // processed cannot be sent again because its body cannot be rewound
-// (DESIGN.md section 2, facts 1, 5 and 6). None can be matched with errors.Is, so ShouldRetryLater falls back to
-// their text: they reach it when a caller sets no GetBody (the request passed
-// through) or uses an inner RoundTripper of its own.
+// (docs/design.md, facts 1, 5 and 6). None can be matched with errors.Is, so
+// ShouldRetryLater falls back to their text: they reach it when a caller sets
+// no GetBody (the request passed through) or uses an inner RoundTripper of
+// its own.
 const (
 	// golang.org/x/net/http2 and net/http's bundled copy:
 	// "http2: Transport: cannot retry err [%v] after Request.Body was

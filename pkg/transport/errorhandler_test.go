@@ -77,7 +77,7 @@ func checkStatusBody(t *testing.T, b []byte, retryAfter int64) {
 }
 
 func TestShouldRetryLater(t *testing.T) {
-	// The texts of Go's transports, as DESIGN.md section 2 quotes them; the
+	// The texts of Go's transports (docs/design.md, facts 1, 5, 6); the
 	// fact tests check that the real transports still produce them.
 	goaway := errors.New("http2: Transport: cannot retry err [http2: Transport received Server's graceful shutdown GOAWAY] after Request.Body was written; define Request.GetBody to avoid this error")
 	rewind := errors.New("net/http: cannot rewind body after connection loss")

@@ -1,7 +1,7 @@
 package transport_test
 
 // Regression tests for the facts of Go's transports that the design relies
-// on (DESIGN.md section 2), against the real transports and a real GOAWAY.
+// on (docs/design.md, facts), against the real transports and a real GOAWAY.
 // If a Go release changes one of them, the test that fails says which
 // assumption to revisit.
 
@@ -118,10 +118,10 @@ func TestFactGetBodyCalledSeveralTimes(t *testing.T) {
 	})
 	t.Logf("GetBody results: %d, never read nor closed: %d; most calls in one RoundTrip: %d; errors: %d", len(all), len(abandoned), maxCalls, len(errs))
 	if maxCalls < 2 {
-		t.Errorf("GetBody was called at most %d times per RoundTrip; DESIGN.md fact 2 says several", maxCalls)
+		t.Errorf("GetBody was called at most %d times per RoundTrip; fact 2 says several", maxCalls)
 	}
 	if len(abandoned) == 0 {
-		t.Error("every GetBody result was read or closed; DESIGN.md fact 2 says some are abandoned")
+		t.Error("every GetBody result was read or closed; fact 2 says some are abandoned")
 	}
 }
 

@@ -135,7 +135,7 @@ func TestReverseProxyGOAWAY(t *testing.T) {
 // TestTransportGOAWAY runs the same load through the transport used as a
 // client's RoundTripper, over net/http's transport (bundled HTTP/2, where
 // GetBody is called several times per request and some results are
-// abandoned, DESIGN.md fact 2) and over golang.org/x/net/http2's.
+// abandoned: docs/design.md, fact 2) and over golang.org/x/net/http2's.
 func TestTransportGOAWAY(t *testing.T) {
 	inners := []struct {
 		name string

@@ -133,7 +133,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	// No retry can happen any more: no new followers, and what the newest
-	// one has read can go (DESIGN.md section 3, Sealed).
+	// one has read can go (docs/design.md, life cycle: Sealed).
 	tee.Seal()
 	resp.Request = req
 	if resp.Body == nil || resp.Body == http.NoBody {
@@ -154,7 +154,7 @@ func (t *Transport) replay(tee *teebody.Tee, up upstream) (io.ReadCloser, error)
 	if err != nil {
 		t.countRefusal(err)
 		// Returned as is: the HTTP/2 transport returns GetBody's error
-		// unwrapped (DESIGN.md fact 1), so errors.Is(err,
+		// unwrapped (docs/design.md, fact 1), so errors.Is(err,
 		// teebody.ErrNotReplayable) holds on what RoundTrip returns.
 		return nil, err
 	}
@@ -263,8 +263,8 @@ func (t *Transport) CloseIdleConnections() {
 
 // isUpgrade reports whether h asks for a protocol upgrade (WebSocket, SPDY
 // as in kubectl exec/attach/port-forward). Such requests never go over
-// HTTP/2 and their bodies are streams, not something to replay (DESIGN.md
-// fact 5).
+// HTTP/2 and their bodies are streams, not something to replay
+// (docs/design.md, fact 5).
 func isUpgrade(h http.Header) bool {
 	if h.Get("Upgrade") != "" || h.Get("X-Stream-Protocol-Version") != "" {
 		return true
