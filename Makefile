@@ -47,6 +47,7 @@ fuzz:
 
 ## demo: the main job: the GOAWAY failure and its fix, five ways, against the embedded API server.
 demo:
+	@echo "make demo: building the demo (a first run downloads its modules and compiles for 1-2 minutes)..."
 	cd cmd/demo && $(GO) run .
 
 ## bench: the benchmark suite and the concurrency sweep, summarised with benchstat and bench/report into
@@ -57,6 +58,7 @@ bench:
 ## e2e: build kube-apiserver and etcd into e2e/bin (only when the pins change; about 5 minutes cold on 2 cores),
 ## then run the original GOAWAY experiment against them (docs/E2E.md); logs and results in out/e2e.
 e2e:
+	@echo "make e2e: checking kube-apiserver and etcd (a first run downloads modules and builds both: 5-15 minutes)..."
 	cd e2e && GO=$(GO) ./build.sh
 	cd e2e && TEEBODY_E2E=1 $(GO) test -count=1 -v -timeout 30m -run '^TestE2E$$' . -args -out ../out/e2e
 
