@@ -41,25 +41,23 @@ type result struct {
 	SampleErrors         []string `json:"sample_errors"`
 }
 
-// buildDemo builds ../cmd/demo (a module of its own) into dir and returns the binary's path.
-func buildDemo(t *testing.T, dir string) string {
-	t.Helper()
+// buildDemo builds ../cmd/demo (a module of its own) into dir and returns the binary's path. ctx's end stops the
+// build.
+func buildDemo(ctx context.Context, dir string) (string, error) {
 	src, err := filepath.Abs(filepath.Join("..", "cmd", "demo"))
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(src, "go.mod")); err != nil {
-		t.Fatalf("the demo is missing: %v", err)
+		return "", fmt.Errorf("the demo is missing: %w", err)
 	}
 	bin := filepath.Join(dir, "demo")
-	start := time.Now()
-	cmd := exec.CommandContext(t.Context(), goCommand(), "build", "-o", bin, ".")
+	cmd := exec.CommandContext(ctx, goCommand(), "build", "-o", bin, ".")
 	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", src, err, out)
+		return "", fmt.Errorf("go build %s: %w\n%s", src, err, out)
 	}
-	t.Logf("built %s in %v", bin, time.Since(start).Round(time.Second))
-	return bin
+	return bin, nil
 }
 
 // goCommand is the go command that runs this test, so the demo is built with the same toolchain.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // envRun is the variable that turns the suite on; make e2e sets it after build.sh.
@@ -64,6 +66,21 @@ func TestE2E(t *testing.T) {
 	}
 	t.Logf("logs and results in %s", dir)
 
+	// The demo builds while the cluster starts: neither needs the other. The cleanup waits for the build when
+	// the start-up fails first (the test's context has ended by then, which stops it).
+	var (
+		build errgroup.Group
+		demo  string
+	)
+	build.Go(func() (err error) {
+		demo, err = buildDemo(t.Context(), dir)
+		if err == nil {
+			t.Logf("built %s in %v", demo, time.Since(start).Round(time.Second))
+		}
+		return err
+	})
+	t.Cleanup(func() { _ = build.Wait() })
+
 	c := startCluster(t, dir)
 	t.Logf("cluster up in %v", time.Since(start).Round(time.Second))
 
@@ -81,10 +98,10 @@ func TestE2E(t *testing.T) {
 		return
 	}
 
-	var demo string
 	demoBin := func(t *testing.T) string {
-		if demo == "" {
-			demo = buildDemo(t, dir)
+		t.Helper()
+		if err := build.Wait(); err != nil {
+			t.Fatal(err)
 		}
 		return demo
 	}
@@ -176,7 +193,7 @@ func TestE2E(t *testing.T) {
 		})
 	}
 
-	if len(files) > 0 && demo != "" {
+	if len(files) > 0 && build.Wait() == nil {
 		table := compare(t, demo, files)
 		fmt.Printf("\n%s\n", table)
 		writeFile(t, filepath.Join(dir, "table.md"), []byte(table))
