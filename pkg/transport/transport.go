@@ -62,7 +62,8 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 // shape of client-go's rest.Config.Wrap (a transport.WrapperFunc). Every
 // Transport it returns shares one budget: cfg.Budget, or one of
 // cfg.TotalBytes made here, so that the bound holds however many clients
-// the function wraps. Each Transport keeps its own Stats.
+// the function wraps. Each Transport keeps its own Stats and, in adaptive
+// mode, its own memory of which upstreams sent GOAWAY.
 func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 	if cfg.Budget == nil && cfg.enabled() {
 		cfg.Budget = teebody.NewBudget(cfg.TotalBytes)
