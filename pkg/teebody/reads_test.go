@@ -64,22 +64,29 @@ func TestReplayReadFillsWholeBuffer(t *testing.T) {
 }
 
 // With the body's length known, one chunk holds it all, and the end is found
-// without taking a second chunk; a wrong hint changes no byte.
+// without taking a second chunk; a wrong hint changes no byte, a negative one
+// counts as none, and none takes more than the limit.
 func TestSizeHint(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		size, hint int
-		wantHeld   int64
+		name            string
+		size, hint      int
+		limit, wantHeld int64 // limit 0: the default
 	}{
-		{"right", 64 << 10, 64 << 10, 64 << 10},
-		{"right, odd size", 3000, 3000, 4 << 10},
-		{"too small", 10 << 10, 5 << 10, 16 << 10},
-		{"too large", 5 << 10, 1 << 20, 1 << 20},
+		{"right", 64 << 10, 64 << 10, 0, 64 << 10},
+		{"right, odd size", 3000, 3000, 0, 4 << 10},
+		{"too small", 10 << 10, 5 << 10, 0, 16 << 10},
+		{"too large", 5 << 10, 1 << 20, 0, 1 << 20},
+		{"negative, as none", 5 << 10, -1, 0, 4<<10 + 16<<10},
+		{"over the limit", 60 << 10, 1 << 20, 64 << 10, 64 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := randomBytes(tc.size, 23)
 			budget := NewBudget(8 << 20)
-			tee := New(io.NopCloser(bytes.NewReader(data)), WithBudget(budget), WithSizeHint(int64(tc.hint)))
+			opts := []Option{WithBudget(budget), WithSizeHint(int64(tc.hint))}
+			if tc.limit > 0 {
+				opts = append(opts, WithLimit(tc.limit))
+			}
+			tee := New(io.NopCloser(bytes.NewReader(data)), opts...)
 			defer closeAndWait(t, tee)
 			for range 2 {
 				if got, err := io.ReadAll(mustReader(t, tee)); err != nil || !bytes.Equal(got, data) {
