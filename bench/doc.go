@@ -16,8 +16,14 @@
 //   - readall: the read-everything-first baseline (io.ReadAll, then a
 //     bytes.Reader GetBody), what go-retryablehttp does.
 //
+// BenchmarkProxy says how the client writes (write=length: a Content-Length
+// and 32 KiB writes; write=chunked: 32 KiB chunks), since that decides how
+// the proxy reads; BenchmarkSweep holds 1 to 2,048 uploads in flight at once
+// and measures what each adds to the heap, the stacks and the goroutines.
+//
 // Each benchmark and each test tears its stack down and then checks with
 // goleak (and the goroutine count) that nothing was left behind. The tests
 // run the same code at a small size, so `go test ./bench/...` is the leak
-// suite; bench/run.sh runs the benchmarks and writes docs/BENCHMARKS.md.
+// suite; bench/run.sh runs the benchmarks and, through bench/report (a
+// module of its own, on golang.org/x/perf), writes docs/BENCHMARKS.md.
 package bench
