@@ -9,7 +9,7 @@
 # golang.org/x/perf) checks the goals and writes the page, with benchstat's
 # tables. About 12 minutes on 2 cores with the defaults.
 #
-#   ROUNDS=7 SWEEP_ROUNDS=3 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
+#   ROUNDS=6 SWEEP_ROUNDS=2 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
 #
 # KEEP=DIR keeps the raw output, the profiles and meta.env in DIR;
 # REPORT_FROM=DIR rewrites OUT from such a DIR without running anything.
@@ -17,8 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-ROUNDS=${ROUNDS:-7}
-SWEEP_ROUNDS=${SWEEP_ROUNDS:-3}
+ROUNDS=${ROUNDS:-6}
+SWEEP_ROUNDS=${SWEEP_ROUNDS:-2}
 BENCHTIME=${BENCHTIME:-1s}
 SLOWTIME=${SLOWTIME:-3x}
 OUT=${OUT:-docs/BENCHMARKS.md}
@@ -53,8 +53,8 @@ else
 	fast="-test.bench ^Benchmark(Proxy|Load|Goaway)\$ -test.benchtime $BENCHTIME"
 	slow="-test.bench ^BenchmarkSlowClient\$ -test.benchtime $SLOWTIME"
 	sweep="-test.bench ^BenchmarkSweep\$ -test.benchtime 1x"
-	mutex="-test.bench ^BenchmarkSweep/size=1KiB/conc=2048/transport=teebody\$ -test.benchtime 1x -test.mutexprofile mutex.out -test.mutexprofilefraction 1"
-	cpu="-test.bench ^BenchmarkProxy/size=16MiB/write=length/transport=(plain|teebody)\$ -test.benchtime 2s -test.cpuprofile cpu.out"
+	mutex="-test.bench ^BenchmarkSweep/conc=2048/transport=teebody/size=1KiB\$ -test.benchtime 1x -test.mutexprofile mutex.out -test.mutexprofilefraction 1"
+	cpu="-test.bench ^BenchmarkProxy/size=16MiB/write=length/transport=KIND\$ -test.benchtime 2s -test.cpuprofile cpu-KIND.out"
 	bench_command="go test -c -o bench.test ./bench; for i in 1..$ROUNDS: BENCH_ROUND=\$i ./bench.test $fast, then $slow; for i in 1..$SWEEP_ROUNDS: BENCH_ROUND=\$i ./bench.test $sweep; then ./bench.test $mutex; ./bench.test $cpu"
 
 	for i in $(seq 1 "$ROUNDS"); do
@@ -72,7 +72,7 @@ else
 	done
 	echo "== profiles ($(($(date +%s) - t0)) s)" >&2
 	# shellcheck disable=SC2086
-	(cd "$work" && $t $mutex >/dev/null && $t $cpu >/dev/null)
+	(cd "$work" && $t $mutex >/dev/null && $t ${cpu//KIND/plain} >/dev/null && $t ${cpu//KIND/teebody} >/dev/null)
 	top() { go tool pprof -top "$@" 2>/dev/null | sed '/^File:/d; /^Build ID:/d; /^Type:/d; /^Time:/d'; }
 	{
 		top -nodecount 12 "$work/bench.test" "$work/mutex.out"
@@ -80,7 +80,16 @@ else
 		echo "The same profile, only the stacks through package teebody (the Tees' and the Budget's locks):"
 		top -nodecount 8 -focus 'pkg/teebody\.' "$work/bench.test" "$work/mutex.out"
 	} >"$work/mutex.txt"
-	top -nodecount 30 "$work/bench.test" "$work/cpu.out" >"$work/cpu.txt"
+	{
+		echo "teebody:"
+		top -nodecount 14 "$work/bench.test" "$work/cpu-teebody.out"
+		echo
+		echo "teebody, only the stacks through package teebody:"
+		top -nodecount 6 -focus 'pkg/teebody\.' "$work/bench.test" "$work/cpu-teebody.out"
+		echo
+		echo "plain:"
+		top -nodecount 14 "$work/bench.test" "$work/cpu-plain.out"
+	} >"$work/cpu.txt"
 	rm -f "$work/bench.test"
 
 	load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)

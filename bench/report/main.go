@@ -136,7 +136,8 @@ func write(w io.Writer, o options, rs *results, raw, svgName string) error {
 		p("Waves of 1 to 2,048 uploads held in flight at once (each client sends half its body, waits until ")
 		p("every upload of the wave is in flight, then sends the rest; BenchmarkSweep). Throughput and CPU are ")
 		p("per wave, without the pause; heap (live, after two GCs), stacks and goroutines are taken in the pause ")
-		p("and divided by the uploads in flight.\n\n")
+		p("and divided by the uploads in flight. At 1 in flight they are coarse: one new goroutine stack can take ")
+		p("a fresh 32 KiB span of its own.\n\n")
 		if svgName != "" {
 			p("![throughput and memory per in-flight upload against uploads in flight](%s)\n\n", svgName)
 		}
@@ -146,7 +147,7 @@ func write(w io.Writer, o options, rs *results, raw, svgName string) error {
 		{"Lock contention at 2,048 uploads in flight", o.mutex,
 			"The mutex profile (`-mutexprofile`, every event) of the 1 KiB teebody sweep at 2,048 in flight, `go tool pprof -top`:"},
 		{"CPU profile of the 16 MiB uploads", o.cpu,
-			"`go tool pprof -top` of BenchmarkProxy at 16 MiB (write=length), plain and teebody in one profile:"},
+			"`go tool pprof -top` of BenchmarkProxy at 16 MiB (write=length), teebody and plain profiled apart:"},
 		{"benchstat", o.benchstat, "benchstat `-col /transport` of the raw output: every metric, plain as the base."},
 	} {
 		text, err := readOptional(s.file)

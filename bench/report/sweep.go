@@ -17,6 +17,15 @@ func sweepTable(w io.Writer, rs *results) {
 	if len(rows) == 0 {
 		return
 	}
+	// By body size, then by uploads in flight, whatever order they ran in.
+	slices.SortStableFunc(rows, func(a, b string) int {
+		if c := strings.Compare(param(a, "size"), param(b, "size")); c != 0 {
+			return c
+		}
+		x, _ := strconv.Atoi(param(a, "conc"))
+		y, _ := strconv.Atoi(param(b, "conc"))
+		return x - y
+	})
 	fmt.Fprintf(w, "| body | in flight | throughput teebody ÷ plain | readall ÷ plain | CPU teebody ÷ plain | "+
 		"heap + stacks per upload above plain, teebody | readall | goroutines per upload above plain, teebody | readall |\n")
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
