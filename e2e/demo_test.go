@@ -27,8 +27,8 @@ import (
 // refused replay).
 const runTimeout = 10 * time.Minute
 
-// result is what `demo load -output` writes (the CLI contract in notes/contract.md); fields the suite does not read
-// are left out.
+// result is what `demo load -output` writes (load.Result in cmd/demo/internal/load/result.go); fields the suite
+// does not read are left out.
 type result struct {
 	Name                 string   `json:"name"`
 	DurationSeconds      float64  `json:"duration_seconds"`
