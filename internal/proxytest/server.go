@@ -14,7 +14,8 @@ import (
 )
 
 // Options says how a Server speaks and which of its responses end their
-// connection. The zero value serves HTTP/2 over TLS and never ends one.
+// connection: those that Every or Chance picks. The zero value serves HTTP/2
+// over TLS and never ends one.
 type Options struct {
 	// HTTP1 serves plain HTTP/1.1 instead of HTTP/2 over TLS.
 	HTTP1 bool
