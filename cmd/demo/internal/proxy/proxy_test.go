@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,15 +32,9 @@ func chain(t *testing.T, chance float64, noFix bool, cfg transport.Config) *prox
 		NoFix:     noFix,
 		Transport: cfg,
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Registered last, so it runs first: the proxy goes before its upstream.
-	t.Cleanup(func() {
-		if err := p.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
+	t.Cleanup(func() { assert.NoError(t, p.Shutdown(context.Background())) })
 	return p
 }
 
@@ -47,23 +43,17 @@ func TestForwardsWithUpstreamCredentials(t *testing.T) {
 	cs := testutil.Clientset(t, testutil.Target(t, p.Spec()).Config)
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "through"}, Data: map[string]string{"k": strings.Repeat("v", 10000)}}
-	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
+	require.NoError(t, err)
 	got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "through", metav1.GetOptions{})
-	if err != nil || got.Data["k"] != cm.Data["k"] {
-		t.Fatalf("Get through the proxy: %v", err)
-	}
-	if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, "through", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Get through the proxy")
+	assert.Equal(t, cm.Data, got.Data)
+	require.NoError(t, cs.CoreV1().ConfigMaps("default").Delete(ctx, "through", metav1.DeleteOptions{}))
 	st, ok := p.Stats()
-	if !ok || st.Buffered != 2 || st.PassedThrough.NoBody != 1 {
-		t.Fatalf("stats = %+v, want 2 buffered (create, delete) and 1 without body (get)", st)
-	}
-	if st.BytesHeld != 0 {
-		t.Fatalf("%d bytes still held after every request ended", st.BytesHeld)
-	}
+	require.True(t, ok, "no Stats with the fix")
+	assert.Equal(t, int64(2), st.Buffered, "buffered: create, delete")
+	assert.Equal(t, int64(1), st.PassedThrough.NoBody, "without a body: get")
+	assert.Zero(t, st.BytesHeld, "bytes still held after every request ended")
 }
 
 func TestUnauthorized(t *testing.T) {
@@ -75,44 +65,31 @@ func TestUnauthorized(t *testing.T) {
 			req.Header.Set("Authorization", auth)
 		}
 		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized || resp.ProtoMajor != 2 {
-			t.Errorf("Authorization %q: %s %d, want HTTP/2 401", auth, resp.Proto, resp.StatusCode)
-		}
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "Authorization %q", auth)
+		assert.Equal(t, 2, resp.ProtoMajor, "Authorization %q: %s", auth, resp.Proto)
 	}
-	if st, _ := p.Stats(); st.Requests != 0 {
-		t.Fatalf("%d unauthorized requests reached the transport", st.Requests)
-	}
+	st, _ := p.Stats()
+	assert.Zero(t, st.Requests, "unauthorized requests reached the transport")
 }
 
 func TestMetricsParse(t *testing.T) {
 	p := chain(t, 0, false, transport.Config{TotalBytes: 1 << 20, PerRequestBytes: 1 << 10})
-	if _, err := load.Run(context.Background(), testutil.Target(t, p.Spec()), load.Options{Workers: 2, OpsPerWorker: 3, QPS: -1}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := load.Run(context.Background(), testutil.Target(t, p.Spec()), load.Options{Workers: 2, OpsPerWorker: 3, QPS: -1})
+	require.NoError(t, err)
 	req, _ := http.NewRequest("GET", p.Spec().Server+"/metrics", nil)
 	req.Header.Set("Accept", "text/plain; version=0.0.4")
 	resp, err := testutil.HTTPSClient(t, p.Spec().CAData).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	value := func(name string) float64 {
 		f, ok := families[name]
-		if !ok || len(f.Metric) == 0 {
-			t.Fatalf("metric %s missing", name)
-		}
+		require.True(t, ok && len(f.Metric) > 0, "metric %s missing", name)
 		m := f.Metric[0]
 		if m.Counter != nil {
 			return m.Counter.GetValue()
@@ -120,21 +97,13 @@ func TestMetricsParse(t *testing.T) {
 		return m.Gauge.GetValue()
 	}
 	// 6 operations of create and delete; setup adds its own requests.
-	if v := value("teebody_buffered_requests_total"); v < 12 {
-		t.Errorf("buffered = %v, want at least 12", v)
+	assert.GreaterOrEqual(t, value("teebody_buffered_requests_total"), 12.0, "buffered")
+	assert.Equal(t, float64(1<<20), value("teebody_budget_bytes"), "budget")
+	assert.Zero(t, value("teebody_bytes_held"), "bytes held")
+	if f := families["teebody_replays_refused_total"]; assert.NotNil(t, f, "replays refused") {
+		assert.Len(t, f.Metric, 4, "replays refused: one per reason")
 	}
-	if v := value("teebody_budget_bytes"); v != 1<<20 {
-		t.Errorf("budget = %v, want %v", v, 1<<20)
-	}
-	if v := value("teebody_bytes_held"); v != 0 {
-		t.Errorf("bytes held = %v, want 0", v)
-	}
-	if f := families["teebody_replays_refused_total"]; f == nil || len(f.Metric) != 4 {
-		t.Errorf("replays refused = %v, want 4 reasons", f)
-	}
-	if f := families["teebody_proxy_requests_total"]; f == nil {
-		t.Error("proxy request counter missing")
-	}
+	assert.Contains(t, families, "teebody_proxy_requests_total")
 }
 
 // TestGoawayShape is the demo's claim at small size: with GetBody gone and
@@ -146,26 +115,16 @@ func TestGoawayShape(t *testing.T) {
 	t.Run("no fix", func(t *testing.T) {
 		p := chain(t, 0.25, true, transport.Config{})
 		res, err := load.Run(context.Background(), testutil.Target(t, p.Spec()), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.GoawayErrors == 0 {
-			t.Fatalf("no GOAWAY failure without the fix: %+v", res)
-		}
+		require.NoError(t, err)
+		assert.NotZero(t, res.GoawayErrors, "no GOAWAY failure without the fix: %+v", res)
 	})
 	t.Run("fix", func(t *testing.T) {
 		p := chain(t, 0.25, false, transport.DefaultConfig())
 		res, err := load.Run(context.Background(), testutil.Target(t, p.Spec()), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		st, _ := p.Stats()
-		if res.FailedOperations != 0 {
-			t.Fatalf("%d failed with the fix: %q", res.FailedOperations, res.SampleErrors)
-		}
-		if st.ReplaysServed == 0 {
-			t.Fatalf("no replay served: %+v", st)
-		}
+		assert.Zero(t, res.FailedOperations, "failed with the fix: %q", res.SampleErrors)
+		assert.NotZero(t, st.ReplaysServed, "no replay served: %+v", st)
 	})
 	t.Run("small budget", func(t *testing.T) {
 		p := chain(t, 0.25, false, transport.Config{TotalBytes: 256, PerRequestBytes: 256, RetryAfter: 1})
@@ -173,15 +132,9 @@ func TestGoawayShape(t *testing.T) {
 		small.NoRetry = false
 		small.OpsPerWorker = 5
 		res, err := load.Run(context.Background(), testutil.Target(t, p.Spec()), small)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		st, _ := p.Stats()
-		if res.FailedOperations != 0 {
-			t.Fatalf("%d failed on the 429 path: %q", res.FailedOperations, res.SampleErrors)
-		}
-		if st.RetryLaterWritten == 0 {
-			t.Fatalf("no 429 written: %+v", st)
-		}
+		assert.Zero(t, res.FailedOperations, "failed on the 429 path: %q", res.SampleErrors)
+		assert.NotZero(t, st.RetryLaterWritten, "no 429 written: %+v", st)
 	})
 }
