@@ -9,7 +9,7 @@
 # golang.org/x/perf) checks the goals and writes the page, with benchstat's
 # tables. About 12 minutes on 2 cores with the defaults.
 #
-#   ROUNDS=6 SWEEP_ROUNDS=2 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
+#   ROUNDS=7 SWEEP_ROUNDS=4 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
 #
 # KEEP=DIR keeps the raw output, the profiles and meta.env in DIR;
 # REPORT_FROM=DIR rewrites OUT from such a DIR without running anything.
@@ -17,8 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-ROUNDS=${ROUNDS:-6}
-SWEEP_ROUNDS=${SWEEP_ROUNDS:-2}
+ROUNDS=${ROUNDS:-7}
+SWEEP_ROUNDS=${SWEEP_ROUNDS:-4}
 BENCHTIME=${BENCHTIME:-1s}
 SLOWTIME=${SLOWTIME:-3x}
 OUT=${OUT:-docs/BENCHMARKS.md}

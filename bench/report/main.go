@@ -134,7 +134,9 @@ func write(w io.Writer, o options, rs *results, raw, svgName string) error {
 	if len(rs.family("Sweep")) > 0 {
 		p("## Concurrency sweep\n\n")
 		p("Waves of 1 to 2,048 uploads held in flight at once (each client sends half its body, waits until ")
-		p("every upload of the wave is in flight, then sends the rest; BenchmarkSweep). Throughput and CPU are ")
+		p("every upload of the wave is in flight, then sends the rest; BenchmarkSweep), each client on a ")
+		p("connection of its own, and the whole wave on one HTTP/2 connection to the upstream (which allows twice ")
+		p("the wave's streams), dialled by an untimed first wave. Throughput and CPU are ")
 		p("per wave, without the pause; heap (live, after two GCs), stacks and goroutines are taken in the pause ")
 		p("and divided by the uploads in flight. At 1 in flight they are coarse: one new goroutine stack can take ")
 		p("a fresh 32 KiB span of its own.\n\n")
