@@ -20,7 +20,7 @@ import (
 const envRun = "TEEBODY_E2E"
 
 // maxAdaptive429 is the most 429s the adaptive run may take: the requests in flight when the first GOAWAY that
-// catches any comes (1 to 7 in the runs recorded in docs/E2E.md).
+// catches any comes (4 and 1 in the two runs recorded in docs/E2E.md).
 const maxAdaptive429 = 10
 
 // config is the load the suite runs; the defaults are the original experiment's.
