@@ -3,6 +3,7 @@ package transport
 import (
 	"container/list"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,16 +13,27 @@ import (
 // rarely talks to more; forgetting one costs only a few 429s again.
 const maxUpstreams = 4096
 
-// upstream identifies an upstream: the scheme and host (with port, if any)
+// upstream identifies an upstream: the scheme and host (port included unless
+// it is the default)
 // of an outgoing URL. A struct rather than "scheme://host" so that looking
 // it up allocates nothing.
 type upstream struct{ scheme, host string }
 
+// upstreamOf returns the upstream of an outgoing URL, in one spelling per
+// upstream: scheme and host lower-cased, the scheme's default port dropped.
+// It allocates only when the URL has upper-case letters.
 func upstreamOf(u *url.URL) upstream {
 	if u == nil {
 		return upstream{}
 	}
-	return upstream{u.Scheme, u.Host}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	switch scheme {
+	case "https":
+		host = strings.TrimSuffix(host, ":443")
+	case "http":
+		host = strings.TrimSuffix(host, ":80")
+	}
+	return upstream{scheme, host}
 }
 
 // traces remembers when each upstream last left a trace of GOAWAY, for at

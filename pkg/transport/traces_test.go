@@ -2,6 +2,7 @@ package transport
 
 import (
 	"fmt"
+	"net/url"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -190,4 +191,41 @@ func BenchmarkTracesRecord(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// TestUpstreamOf: the spellings of one upstream are one key, so that its
+// trace covers every request to it; different ports stay apart.
+func TestUpstreamOf(t *testing.T) {
+	same := [][]string{
+		{"https://api.example", "https://API.Example:443", "HTTPS://api.example:443/apis/v1"},
+		{"http://[::1]", "http://[::1]:80/x"},
+		{"https://10.0.0.1:6443", "https://10.0.0.1:6443/api"},
+	}
+	seen := map[upstream]string{}
+	for _, group := range same {
+		var want upstream
+		for i, raw := range group {
+			u, err := url.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := upstreamOf(u)
+			if i == 0 {
+				want = got
+				if other, dup := seen[got]; dup {
+					t.Errorf("%q and %q are one upstream %+v; want two", raw, other, got)
+				}
+				seen[got] = raw
+			} else if got != want {
+				t.Errorf("upstreamOf(%q) = %+v; want %+v, as for %q", raw, got, want, group[0])
+			}
+		}
+	}
+	for _, raw := range []string{"https://api.example:4430", "http://api.example", "https://api.example:80"} {
+		u, _ := url.Parse(raw)
+		if other, dup := seen[upstreamOf(u)]; dup {
+			t.Errorf("%q and %q are one upstream; want two", raw, other)
+		}
+		seen[upstreamOf(u)] = raw
+	}
 }
