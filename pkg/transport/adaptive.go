@@ -13,10 +13,9 @@ import (
 // rarely talks to more; forgetting one costs only a few 429s again.
 const maxUpstreams = 4096
 
-// upstream identifies an upstream: the scheme and host (port included unless
-// it is the default)
-// of an outgoing URL. A struct rather than "scheme://host" so that looking
-// it up allocates nothing.
+// upstream identifies an upstream: the scheme and host (with its port unless
+// that is the scheme's default) of an outgoing URL. A struct rather than
+// "scheme://host" so that looking it up allocates nothing.
 type upstream struct{ scheme, host string }
 
 // upstreamOf returns the upstream of an outgoing URL, in one spelling per
