@@ -35,7 +35,8 @@ const (
 	// Body". Without GetBody, the HTTP/2 transport resends a refused
 	// request whose body it had not started to write with the same body,
 	// which its first attempt had already closed; ReverseProxy's wrapper
-	// then refuses the Read. Seen through the demo's unfixed proxy.
+	// then refuses the Read. Seen through the demo's unfixed proxy on Go
+	// 1.26; Go 1.27's ReverseProxy has no such wrapper.
 	errTextClosedProxyBody = "ReverseProxy does an invalid Read on closed Body"
 )
 
