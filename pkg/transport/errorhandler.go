@@ -40,6 +40,14 @@ const (
 	errTextClosedProxyBody = "ReverseProxy does an invalid Read on closed Body"
 )
 
+// errTextClosedServerBody is the same failure where nothing wraps the
+// inbound body: Go 1.27's ReverseProxy, and hand-written proxies, hand their
+// transport the HTTP/1 server's body itself, which the first attempt closed,
+// so the resend reads "http: invalid Read on closed Body"
+// (http.ErrBodyReadAfterClose). A proxy's ErrorHandler only sees it while
+// its handler runs, when only the transport closes the inbound body.
+var errTextClosedServerBody = http.ErrBodyReadAfterClose.Error()
+
 // errTextNotReplayable is the text that begins every error matching
 // teebody.ErrNotReplayable. Some proxies flatten the transport's error into
 // a string of their own: apimachinery's proxy transport (UpgradeAwareHandler
@@ -52,8 +60,9 @@ var errTextNotReplayable = teebody.ErrNotReplayable.Error()
 // process the request and that the request could not be sent again because
 // its body could not be replayed, so that the client may safely send it again
 // later: errors matching teebody.ErrNotReplayable, and the string errors of
-// Go's HTTP/2 and HTTP/1 transports and of httputil.ReverseProxy for the
-// same situation (a request without GetBody), and errors whose text holds
+// Go's HTTP/2 and HTTP/1 transports, of httputil.ReverseProxy and of
+// net/http's server body for the same situation (a request without
+// GetBody), and errors whose text holds
 // teebody.ErrNotReplayable's (a proxy that flattened the error into a string
 // of its own). Any other error, nil included, reports false.
 func ShouldRetryLater(err error) bool {
@@ -67,7 +76,8 @@ func ShouldRetryLater(err error) bool {
 	return strings.Contains(msg, errTextNotReplayable) ||
 		strings.Contains(msg, errTextCannotRetry) ||
 		strings.Contains(msg, errTextCannotRewind) ||
-		strings.Contains(msg, errTextClosedProxyBody)
+		strings.Contains(msg, errTextClosedProxyBody) ||
+		strings.Contains(msg, errTextClosedServerBody)
 }
 
 // status is the subset of a Kubernetes metav1.Status that WriteRetryLater

@@ -102,7 +102,10 @@ func TestShouldRetryLater(t *testing.T) {
 		{rewind, true},
 		{fmt.Errorf("wrapped: %w", rewind), true},
 		{errors.New("ReverseProxy does an invalid Read on closed Body"), true},
-		{errors.New("http: invalid Read on closed Body"), false}, // a server body read after its handler: not this
+		// A resend of a request whose inbound body the first attempt closed,
+		// where nothing wraps it (Go 1.27's ReverseProxy, hand-written proxies).
+		{http.ErrBodyReadAfterClose, true},
+		{fmt.Errorf("proxy: %w", http.ErrBodyReadAfterClose), true},
 		{teebody.ErrClosed, false},
 		{context.Canceled, false},
 		{context.DeadlineExceeded, false},
