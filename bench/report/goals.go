@@ -41,7 +41,7 @@ func checkGoals(rs *results) []goal {
 			if !good {
 				g.met, mark = false, ", missed"
 			}
-			parts = append(parts, fmt.Sprintf("%s %s%s", param(row, "size"), r, mark))
+			parts = append(parts, fmt.Sprintf("%s %s%s", param(row, "size"), r.long(), mark))
 		}
 		g.measured = strings.Join(parts, "; ")
 		return g

@@ -117,7 +117,9 @@ func write(w io.Writer, o options, rs *results, raw, svgName string) error {
 
 	p("## Goals\n\n")
 	p("Ratios are of medians over the rounds; p is the Mann-Whitney U test over the rounds (benchstat's), ")
-	p("so a ratio with p ≥ 0.05 is not told apart from noise in this run.\n\n")
+	p("so a ratio with p ≥ 0.05 is not told apart from noise in this run. Since each round ran every transport ")
+	p("within the same minute or so, the ratios of the rounds one by one are also given: a burst of outside ")
+	p("load moves them less than the medians. A goal is judged on the ratio of medians.\n\n")
 	p("| goal | measured | |\n|---|---|---|\n")
 	for _, g := range checkGoals(rs) {
 		verdict := "missed"

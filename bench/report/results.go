@@ -123,10 +123,14 @@ func (rs *results) max(row, transport, unit string) (float64, bool) {
 
 // ratio compares transport a with b on a row: the ratio of their medians,
 // and the p-value of the Mann-Whitney U test over the rounds (benchstat's
-// test), or -1 when there are too few rounds to test.
+// test), or -1 when there are too few rounds to test. Since every round ran
+// both, round i of a is also compared with round i of b: lo, mid and hi are
+// the smallest, the median and the largest of those per-round ratios, which
+// a burst of outside load moves less than the medians (zero without pairs).
 type ratio struct {
-	v, p float64
-	ok   bool
+	v, p        float64
+	ok          bool
+	lo, mid, hi float64
 }
 
 func (rs *results) ratio(row, a, b, unit string) ratio {
@@ -143,6 +147,20 @@ func (rs *results) ratio(row, a, b, unit string) ratio {
 	if len(sa.Values) > 1 && len(sb.Values) > 1 {
 		r.p = benchmath.AssumeNothing.Compare(sa, sb).P
 	}
+	va, vb := rs.value[row][a][unit], rs.value[row][b][unit]
+	if len(va) == len(vb) && len(va) > 1 {
+		var per []float64
+		for i := range va {
+			if vb[i] != 0 {
+				per = append(per, va[i]/vb[i])
+			}
+		}
+		if len(per) == len(va) {
+			s := benchmath.NewSample(per, &benchmath.DefaultThresholds)
+			r.lo, r.hi = s.Values[0], s.Values[len(s.Values)-1]
+			r.mid = benchmath.AssumeNothing.Summary(s, 0.95).Center
+		}
+	}
 	return r
 }
 
@@ -154,6 +172,14 @@ func (r ratio) String() string {
 		return fmt.Sprintf("%.2f×", r.v)
 	}
 	return fmt.Sprintf("%.2f× (p=%.2f)", r.v, r.p)
+}
+
+// long is String with the per-round ratios, when there are.
+func (r ratio) long() string {
+	if r.mid == 0 {
+		return r.String()
+	}
+	return fmt.Sprintf("%.2f× (p=%.2f; round by round %.2f–%.2f, median %.2f)", r.v, r.p, r.lo, r.hi, r.mid)
 }
 
 // param returns the value of key in a row name ("Proxy/size=1MiB/...").
