@@ -121,16 +121,17 @@ func ifOK(v float64, ok bool) float64 {
 	return v
 }
 
-// panel draws one plot at x0: a frame 360×260, the levels evenly spaced on
-// the x axis (they grow geometrically), y from 0 to the largest value, a
-// dotted line at ref unless it is NaN, and a legend.
+// panel draws one plot at x0: a frame 360×240, the levels evenly spaced on
+// the x axis (they grow geometrically), y from the smallest value (or 0) to
+// the largest, a dotted line at ref (or at 0 when values go below it), and a
+// legend.
 func panel(w io.Writer, x0 float64, title string, levels []string, ss []series, ref float64) {
 	const pw, ph, y0 = 360.0, 240.0, 40.0
-	top := 0.0
+	top, bottom := 0.0, 0.0
 	for _, s := range ss {
 		for _, v := range s.y {
 			if !math.IsNaN(v) {
-				top = math.Max(top, v)
+				top, bottom = math.Max(top, v), math.Min(bottom, v)
 			}
 		}
 	}
@@ -138,12 +139,18 @@ func panel(w io.Writer, x0 float64, title string, levels []string, ss []series, 
 		top = math.Max(top, ref)
 	}
 	top = niceCeil(top * 1.1)
+	if bottom < 0 {
+		bottom = -niceCeil(-bottom * 1.1)
+		if math.IsNaN(ref) {
+			ref = 0
+		}
+	}
 	px := func(i int) float64 { return x0 + pw*float64(i)/float64(max(len(levels)-1, 1)) }
-	py := func(v float64) float64 { return y0 + ph - ph*v/top }
+	py := func(v float64) float64 { return y0 + ph - ph*(v-bottom)/(top-bottom) }
 	fmt.Fprintf(w, `<text x="%.0f" y="20" font-weight="bold">%s</text>`+"\n", x0, title)
 	fmt.Fprintf(w, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#888"/>`+"\n", x0, y0, pw, ph)
 	for i := 0; i <= 4; i++ {
-		v := top * float64(i) / 4
+		v := bottom + (top-bottom)*float64(i)/4
 		fmt.Fprintf(w, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#eee"/>`+"\n", x0, x0+pw, py(v), py(v))
 		fmt.Fprintf(w, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", x0-6, py(v)+4, strconv.FormatFloat(v, 'g', 3, 64))
 	}
