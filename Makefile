@@ -51,7 +51,7 @@ demo:
 	cd cmd/demo && $(GO) run .
 
 ## bench: the benchmark suite and the concurrency sweep, summarised with benchstat and bench/report into
-## docs/BENCHMARKS.md and docs/sweep.svg (about 12 minutes on 2 cores).
+## docs/BENCHMARKS.md and docs/sweep.svg (about 8 minutes on 2 cores).
 bench:
 	bash bench/run.sh
 

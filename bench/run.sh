@@ -7,7 +7,7 @@
 # rounds. Then it takes a mutex profile at the sweep's top level and a CPU
 # profile of the 16 MiB uploads, and bench/report (its own module, on
 # golang.org/x/perf) checks the goals and writes the page, with benchstat's
-# tables. About 12 minutes on 2 cores with the defaults.
+# tables. About 8 minutes on 2 cores with the defaults, more on a busy machine.
 #
 #   ROUNDS=7 SWEEP_ROUNDS=4 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
 #
