@@ -33,14 +33,17 @@ func sizeOfClass(i int) int {
 	return chunkSizes[min(i, len(chunkSizes)-1)]
 }
 
-// classFor returns the smallest class that holds n bytes, or the largest.
-func classFor(n int64) int {
-	for i, s := range chunkSizes {
-		if int64(s) >= n {
+// classFilledBy returns the largest class that n bytes fill, or the smallest
+// class when n fills none. Sizing each chunk so from what a body has left
+// keeps a body of known length in chunks whose capacity exceeds it by less
+// than the smallest class.
+func classFilledBy(n int64) int {
+	for i := len(chunkSizes) - 1; i > 0; i-- {
+		if int64(chunkSizes[i]) <= n {
 			return i
 		}
 	}
-	return len(chunkSizes) - 1
+	return 0
 }
 
 // getChunk returns an empty chunk of capacity size. Sizes of a class come

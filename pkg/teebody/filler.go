@@ -155,6 +155,9 @@ func (t *Tee) tailWithRoomLocked() *chunk {
 func (t *Tee) newChunkLocked() (c *chunk, refusal *NotReplayableError) {
 	size := sizeOfClass(t.class)
 	t.class++
+	if rest := t.sizeHint - t.end; rest > 0 {
+		size = sizeOfClass(classFilledBy(rest))
+	}
 	if t.replayErr != nil {
 		return getChunk(min(size, maxStreamChunk)), nil
 	}

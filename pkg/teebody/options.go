@@ -34,9 +34,10 @@ func WithBudget(b *Budget) Option {
 }
 
 // WithSizeHint tells the Tee the body's length when it is known in advance
-// (a request's ContentLength), so that its first chunk holds the whole body
-// (up to the largest chunk size, 1 MiB) and the filler finds the end without
-// taking another chunk. A hint of zero or less means unknown. A wrong hint
+// (a request's ContentLength), so that its chunks are sized from what the
+// body has left: the largest that it fills (up to 1 MiB), then smaller ones,
+// so that they exceed the body by less than 4 KiB; and so that the filler
+// finds the end without taking another chunk. A hint of zero or less means unknown. A wrong hint
 // costs only memory or reads: the bytes are the source's, whatever it said.
 func WithSizeHint(n int64) Option {
 	return func(t *Tee) { t.sizeHint = max(n, 0) }

@@ -44,7 +44,7 @@ type Tee struct {
 	srcErr error    // the source's terminal result (io.EOF or its error), once the filler saw it
 
 	charged int64   // chunk capacity charged to the limit and the budget, the filler's chunks included
-	class   int     // size class of the filler's next new chunk; grows by one per chunk
+	class   int     // size class of the filler's next new chunk when no size hint sizes it; grows by one per chunk
 	filling *chunk  // chunk the filler is reading into outside mu, or nil; owned by the filler
 	probe   [1]byte // what the filler reads into to find the end of a body of sizeHint bytes; owned by the filler
 
@@ -75,9 +75,6 @@ func New(src io.ReadCloser, opts ...Option) *Tee {
 	t := &Tee{src: src, limit: DefaultLimit, done: make(chan struct{})}
 	for _, o := range opts {
 		o(t)
-	}
-	if t.sizeHint > 0 {
-		t.class = classFor(t.sizeHint)
 	}
 	t.wake.L = &t.mu
 	t.alive = refcount.New(t.finish)
