@@ -1,5 +1,7 @@
 //go:build go1.27 && !http2legacy
 
+//lint:file-ignore SA1019 the test pins what the deprecated http2.ConfigureTransports does on this Go release.
+
 package transport_test
 
 import (
