@@ -64,7 +64,16 @@ func (t *Tee) readSource() (closeSource bool) {
 		}
 		t.filling = c
 		t.mu.Unlock()
-		n, err := t.src.Read(buf)
+		if t.testHookUnlocked != nil {
+			t.testHookUnlocked()
+		}
+		var (
+			n   int
+			err error
+		)
+		if !t.ended.Load() { // Close may have come since the check above
+			n, err = t.src.Read(buf)
+		}
 		t.mu.Lock()
 		t.filling = nil
 		if t.over {

@@ -204,3 +204,27 @@ func TestSourceWithoutProgressOrValidCount(t *testing.T) {
 		})
 	}
 }
+
+// A Close that comes while the filler has dropped the lock to Read the
+// source, and before that Read starts, is seen in time: the Read never
+// starts. The hook puts the Close exactly in that gap.
+func TestNoReadAfterCloseWhileUnlocked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newScriptedSource()
+		src.feed([]byte("first"))
+		tee := New(src)
+		tee.testHookUnlocked = func() {
+			if reads, _, _ := src.stats(); reads == 1 { // about to Read a second time
+				if err := tee.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			}
+		}
+		r := mustReader(t, tee)
+		_, _ = r.Read(make([]byte, 8)) // starts the filler; "first" or ErrClosed, whichever wins
+		<-tee.Done()
+		if reads, _, closes := src.stats(); reads != 1 || closes != 1 {
+			t.Errorf("source: %d Reads, %d Closes; want 1, 1: a Read started after Close returned", reads, closes)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/teebody/teebody/pkg/refcount"
 )
@@ -62,6 +63,15 @@ type Tee struct {
 	fillerOn  bool      // the filler has been started
 	sealed    bool      // Seal was called
 	over      bool      // Close was called: the request is over
+
+	// ended mirrors over (set with it, under mu) for the filler's last check
+	// right before a source Read, made without the lock so that the window in
+	// which Close can come unseen is an atomic load wide, not an Unlock.
+	ended atomic.Bool
+
+	// testHookUnlocked, if set (by tests, before the filler starts), runs on
+	// the filler each time it has dropped the lock to Read the source.
+	testHookUnlocked func()
 }
 
 // New returns a Tee that reads src in the background, once a follower first
@@ -153,6 +163,7 @@ func (t *Tee) Close() error {
 		return errTeeClosedTwice
 	}
 	t.over = true
+	t.ended.Store(true)
 	t.newest = nil
 	t.dropAllLocked()
 	t.wake.Broadcast()
