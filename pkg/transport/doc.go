@@ -39,7 +39,7 @@
 //
 // Once a response arrives nothing more is kept. The request is over when
 // RoundTrip returns an error, when the response body is closed, or at once
-// for a response without a body (http.NoBody). Then the original body is
+// for an empty response (http.NoBody, or a Content-Length of 0). Then the original body is
 // closed once, never from the caller's goroutine while a Read of it may be
 // pending, and never read again, and every byte goes back to the budget,
 // even if the inner transport abandoned bodies GetBody gave it. So a proxy

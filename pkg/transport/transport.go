@@ -137,11 +137,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// one has read can go (docs/design.md, life cycle: Sealed).
 	tee.Seal()
 	resp.Request = req
-	if resp.Body == nil || resp.Body == http.NoBody {
-		// An empty response (HEAD, 204, 304, or a broken RoundTripper's
-		// nil) is complete now, and callers often never close NoBody: end
-		// the request at once rather than hold the buffer until a Close
-		// that may not come. Any rest of the request body is not sent.
+	if resp.Body == nil || resp.Body == http.NoBody || resp.ContentLength == 0 {
+		// An empty response (HEAD, 204, 304, a Content-Length of 0, or a
+		// broken RoundTripper's nil) is complete now, and callers often
+		// never close it (HTTP/1 gives it http.NoBody, HTTP/2 a body of its
+		// own): end the request at once rather than hold the buffer until a
+		// Close that may not come. Any rest of the request body is not sent.
 		t.end(tee)
 		return resp, nil
 	}
