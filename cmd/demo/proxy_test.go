@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
@@ -49,16 +50,7 @@ func TestProxyEndToEnd(t *testing.T) {
 	}
 
 	// /metrics parses, and shows the replays.
-	resp, err := hc.Get(target.Config.Host + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	families := scrapeMetrics(t, hc, target.Config.Host)
 	for _, name := range []string{"teebody_requests_total", "teebody_replays_served_total", "teebody_bytes_held",
 		"teebody_peak_bytes_held", "teebody_passed_through_requests_total", "teebody_proxy_requests_total"} {
 		if families[name] == nil {
@@ -124,16 +116,7 @@ func TestProxyAdaptive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := testutil.HTTPSClient(t, target.Config.CAData).Get(target.Config.Host + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	families := scrapeMetrics(t, testutil.HTTPSClient(t, target.Config.CAData), target.Config.Host)
 	// value is the metric's value, of the series with that reason label
 	// ("" for a metric without labels).
 	value := func(name, reason string) float64 {
@@ -168,4 +151,20 @@ func TestProxyAdaptive(t *testing.T) {
 		t.Errorf("quiet %v, traces %v, upstreams %v, buffered %v, 429s %v; want all > 0, one upstream",
 			quiet, traces, upstreams, buffered, retryLater)
 	}
+}
+
+// scrapeMetrics fetches and parses the proxy's /metrics at host.
+func scrapeMetrics(t *testing.T, hc *http.Client, host string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := hc.Get(host + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return families
 }
