@@ -9,8 +9,9 @@ import (
 // Budget is a byte budget shared by many bodies: what all the Tees that use it
 // keep for replays together never exceeds its total. Beyond it, each Tee may
 // hold one chunk that is not charged: the chunk of a body that only streams
-// (at most 64 KiB), or the chunk its filler is reading into when the Tee is
-// closed (up to 1 MiB, until that Read returns).
+// (at most 64 KiB). The chunk a filler is reading into when its Tee is closed
+// stays charged until that Read returns, so a client that stalls its upload
+// after the end of its request holds no memory beyond the budget.
 //
 // A Budget never blocks. A Tee takes budget with a non-blocking try before it
 // keeps a chunk; when the try fails, that body goes on streaming without being

@@ -27,7 +27,9 @@
 //     No new follower is handed out; the newest one streams on, and the bytes
 //     behind it are dropped as it reads them.
 //  3. Over (Close): the source is never read again; every follower's Read
-//     fails; chunks and budget go back at once. The source is closed once,
+//     fails; chunks and budget go back at once, but for the chunk the filler
+//     is reading into, which stays charged until its Read returns (Done waits
+//     for it). The source is closed once,
 //     never by Close itself: by the filler as soon as it returned io.EOF,
 //     otherwise on a goroutine of its own. Done is closed when the filler and
 //     the source's Close have returned.

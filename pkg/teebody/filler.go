@@ -77,8 +77,10 @@ func (t *Tee) readSource() (closeSource bool) {
 		t.mu.Lock()
 		t.filling = nil
 		if t.over {
-			// Close dropped the log and the budget but left c to us.
+			// Close dropped the log and the budget but left c, and its
+			// charge, to us.
 			if c != nil {
+				t.refundLocked(c)
 				putChunk(c)
 			}
 			return false

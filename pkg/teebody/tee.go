@@ -144,8 +144,9 @@ func (t *Tee) Seal() {
 // (the one source Read the filler had already set out on before Close may
 // still run and complete; its bytes are dropped), every follower's Read
 // fails with ErrClosed, NewReader fails with
-// ReasonClosed, and the kept chunks and all the budget the Tee held are given
-// back.
+// ReasonClosed, and the kept chunks and the budget the Tee held are given
+// back: all of it, but for the chunk the filler is reading into, if any, which
+// the filler gives back when its Read returns (before Done is closed).
 //
 // Close never blocks on the source, and never calls it: a source that
 // returned io.EOF was already closed by the filler, on its own goroutine;
@@ -257,9 +258,9 @@ func (t *Tee) trimLocked() {
 	}
 }
 
-// dropAllLocked drops every kept chunk and gives back all the budget, at the
-// end of the request. The chunk the filler is reading into is not pooled
-// here: the filler pools it when its Read returns.
+// dropAllLocked drops every kept chunk and gives back the budget, at the end
+// of the request. The chunk the filler is reading into is neither pooled nor
+// refunded here: the filler does both when its Read returns.
 func (t *Tee) dropAllLocked() {
 	for _, c := range t.log {
 		if c != t.filling {
@@ -269,10 +270,14 @@ func (t *Tee) dropAllLocked() {
 	clear(t.log)
 	t.log = nil
 	t.start = t.end
-	if t.budget != nil && t.charged > 0 {
-		t.budget.release(t.charged)
+	var keep int64 // the filler's chunk stays charged until its Read returns
+	if t.filling != nil {
+		keep = t.filling.charged
 	}
-	t.charged = 0
+	if t.budget != nil && t.charged > keep {
+		t.budget.release(t.charged - keep)
+	}
+	t.charged = keep
 }
 
 // refundLocked gives back what c was charged.
