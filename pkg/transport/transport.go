@@ -103,12 +103,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.passDisabled.Add(1)
 		return t.inner.RoundTrip(req)
 	}
-	up := upstreamOf(req.URL)
-	if t.traces != nil && !t.traces.hot(up) {
-		c.passQuiet.Add(1)
-		resp, err := t.inner.RoundTrip(req)
-		t.noteFailure(up, err)
-		return resp, err
+	var up upstream // only adaptive mode needs it
+	if t.traces != nil {
+		up = upstreamOf(req.URL)
+		if !t.traces.hot(up) {
+			c.passQuiet.Add(1)
+			resp, err := t.inner.RoundTrip(req)
+			t.noteFailure(up, err)
+			return resp, err
+		}
 	}
 	c.buffered.Add(1)
 
