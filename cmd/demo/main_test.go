@@ -1,16 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 )
 
 // envMain makes the test binary run main instead of the tests, so that a
@@ -25,28 +25,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// syncBuffer is a bytes.Buffer safe for a command and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runCmd runs the command in-process to its end.
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb syncBuffer
+	var out, errb testutil.SyncBuffer
 	code = run(context.Background(), args, &cli{stdout: &out, stderr: &errb})
 	return code, out.String(), errb.String()
 }
@@ -56,7 +38,7 @@ type server struct {
 	kubeconfig string
 	cancel     context.CancelFunc
 	done       chan int // the exit status
-	stderr     *syncBuffer
+	stderr     *testutil.SyncBuffer
 }
 
 // startServer runs a serving command until the test ends, and returns once
@@ -67,10 +49,10 @@ func startServer(t *testing.T, args ...string) *server {
 	path := filepath.Join(t.TempDir(), args[0]+".kubeconfig")
 	args = append(args, "-write-kubeconfig", path)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{kubeconfig: path, cancel: cancel, done: make(chan int, 1), stderr: &syncBuffer{}}
+	s := &server{kubeconfig: path, cancel: cancel, done: make(chan int, 1), stderr: &testutil.SyncBuffer{}}
 	ready := make(chan string, 1)
 	go func() {
-		s.done <- run(ctx, args, &cli{stdout: &syncBuffer{}, stderr: s.stderr, ready: func(p string) { ready <- p }})
+		s.done <- run(ctx, args, &cli{stdout: &testutil.SyncBuffer{}, stderr: s.stderr, ready: func(p string) { ready <- p }})
 	}()
 	t.Cleanup(func() {
 		if code := s.stop(); code != exitOK {

@@ -11,13 +11,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 )
 
 // process is the command running as a process of its own (the test binary
 // re-run as main, see TestMain).
 type process struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer // everything after the ready line
+	stderr *testutil.SyncBuffer // everything after the ready line
 }
 
 // startProcess runs the command with args and returns once it logged
@@ -36,7 +38,7 @@ func startProcess(t *testing.T, wantLine string, args ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, stderr: &syncBuffer{}}
+	p := &process{cmd: cmd, stderr: &testutil.SyncBuffer{}}
 	r := bufio.NewReader(pipe)
 	for {
 		line, err := r.ReadString('\n')

@@ -1,12 +1,10 @@
 package kproxy_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,23 +42,4 @@ func upstreamTransport(t *testing.T, cfg *rest.Config) (http.RoundTripper, *url.
 	u, err := url.Parse(cfg.Host)
 	require.NoError(t, err)
 	return rt, u
-}
-
-// lockedBuffer is a log destination that the test reads while servers
-// write to it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kproxy"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -121,7 +122,7 @@ func TestUpgradeThroughProxies(t *testing.T) {
 func TestUpgradeNeedsWrappedRoundTripper(t *testing.T) {
 	backend := startPrivateBackend(t)
 	inner, loc := upstreamTransport(t, backend)
-	var logged lockedBuffer
+	var logged testutil.SyncBuffer
 	rs := &kproxy.Responder{RetryLater: true, Logger: slog.New(slog.NewTextHandler(&logged, nil))}
 	h := kproxy.New(kproxy.Options{Location: loc, Transport: opaque{transport.New(inner, transport.DefaultConfig())}, Responder: rs})
 	err := execEcho(t, serveProxy(t, h))
