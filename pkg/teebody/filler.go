@@ -110,6 +110,14 @@ func (t *Tee) readSource() (closeSource bool) {
 			t.wake.Broadcast()
 			empty = 0
 		}
+		if n == 0 && err == nil {
+			// Nothing changed: no waiter to wake, and the fresh chunk, if
+			// any, waits for the next Read.
+			if empty++; empty < maxEmptyReads {
+				continue
+			}
+			err = io.ErrNoProgress
+		}
 		if err != nil {
 			if fresh != nil {
 				t.refundLocked(fresh)
@@ -122,19 +130,6 @@ func (t *Tee) readSource() (closeSource bool) {
 				return true
 			}
 			return false
-		}
-		if n == 0 {
-			// Nothing changed: no waiter to wake, and the fresh chunk, if
-			// any, waits for the next Read.
-			if empty++; empty >= maxEmptyReads {
-				if fresh != nil {
-					t.refundLocked(fresh)
-					putChunk(fresh)
-				}
-				t.srcErr = io.ErrNoProgress
-				t.wake.Broadcast()
-				return false
-			}
 		}
 	}
 }
