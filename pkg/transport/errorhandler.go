@@ -62,9 +62,9 @@ var errTextNotReplayable = teebody.ErrNotReplayable.Error()
 // later: errors matching teebody.ErrNotReplayable, and the string errors of
 // Go's HTTP/2 and HTTP/1 transports, of httputil.ReverseProxy and of
 // net/http's server body for the same situation (a request without
-// GetBody), and errors whose text holds
-// teebody.ErrNotReplayable's (a proxy that flattened the error into a string
-// of its own). Any other error, nil included, reports false.
+// GetBody), and errors whose text holds teebody.ErrNotReplayable's (a proxy
+// that flattened the error into a string of its own). Any other error, nil
+// included, reports false.
 func ShouldRetryLater(err error) bool {
 	if err == nil {
 		return false
