@@ -30,6 +30,9 @@ const (
 	ReasonStreamedPast
 	// ReasonClosed: the Tee was closed; the request is over.
 	ReasonClosed
+	// ReasonYielded: the shared Budget took back what the body held, for a
+	// body that held less (the biggest yield first; docs/design.md).
+	ReasonYielded
 )
 
 // String returns a short lower-case name of the reason, suitable as a metric
@@ -44,6 +47,8 @@ func (r Reason) String() string {
 		return "streamed_past"
 	case ReasonClosed:
 		return "closed"
+	case ReasonYielded:
+		return "yielded"
 	}
 	return "unknown"
 }
@@ -66,6 +71,8 @@ func (e *NotReplayableError) Error() string {
 		return "teebody: body is not replayable: already streamed past its start"
 	case ReasonClosed:
 		return "teebody: body is not replayable: the request is over"
+	case ReasonYielded:
+		return "teebody: body is not replayable: its budget went to a smaller body"
 	}
 	return "teebody: body is not replayable"
 }

@@ -241,7 +241,7 @@ func TestSealDropsBehindNewest(t *testing.T) {
 }
 
 func TestNotReplayableErrorMatches(t *testing.T) {
-	for _, r := range []Reason{ReasonTooLarge, ReasonNoBudget, ReasonStreamedPast, ReasonClosed} {
+	for _, r := range []Reason{ReasonTooLarge, ReasonNoBudget, ReasonStreamedPast, ReasonClosed, ReasonYielded} {
 		var err error = &NotReplayableError{Reason: r}
 		wrapped := errors.Join(errors.New("http2: RoundTrip"), err)
 		if !errors.Is(wrapped, ErrNotReplayable) {

@@ -53,6 +53,7 @@ type RefusalStats struct {
 	NoBudget     int64 // the shared budget was spent
 	StreamedPast int64 // a response had arrived, so the bytes were being dropped
 	Closed       int64 // the request was over
+	Yielded      int64 // the shared budget took back what the body held, for a smaller body
 }
 
 // counters are the live fields behind Stats; every field is atomic.
@@ -63,6 +64,7 @@ type counters struct {
 	replaysServed                        atomic.Int64
 	refusedTooLarge, refusedNoBudget     atomic.Int64
 	refusedStreamedPast, refusedClosed   atomic.Int64
+	refusedYielded                       atomic.Int64
 	budgetRefusals, retryLaterWritten    atomic.Int64
 	adaptiveTraces                       atomic.Int64
 }
@@ -88,6 +90,7 @@ func (t *Transport) Stats() Stats {
 			NoBudget:     c.refusedNoBudget.Load(),
 			StreamedPast: c.refusedStreamedPast.Load(),
 			Closed:       c.refusedClosed.Load(),
+			Yielded:      c.refusedYielded.Load(),
 		},
 		BudgetRefusals:    c.budgetRefusals.Load(),
 		RetryLaterWritten: c.retryLaterWritten.Load(),

@@ -198,6 +198,8 @@ func (t *Transport) countRefusal(err error) {
 		c.refusedNoBudget.Add(1)
 	case teebody.ReasonStreamedPast:
 		c.refusedStreamedPast.Add(1)
+	case teebody.ReasonYielded:
+		c.refusedYielded.Add(1)
 	default:
 		c.refusedClosed.Add(1)
 	}
