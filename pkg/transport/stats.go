@@ -32,9 +32,13 @@ type Stats struct {
 	// now: those with a trace within the window (at most 4096).
 	AdaptiveUpstreams int64
 	// BytesHeld is what the budget holds now; PeakBytesHeld the most it has
-	// held. With a Budget shared through Config.Budget, they are the
-	// budget's figures, not this Transport's alone.
+	// held. With a Budget shared through Config.Budget (or by Wrap), they
+	// are the budget's figures, not this Transport's alone.
 	BytesHeld, PeakBytesHeld int64
+	// BudgetBytes is the budget's size, fixed at New: Config.TotalBytes,
+	// or the shared budget's Total when Config.Budget is set (or Wrap
+	// made one). 0 when the Config disables buffering.
+	BudgetBytes int64
 }
 
 // PassThroughStats counts requests handed to the inner RoundTripper
@@ -102,6 +106,7 @@ func (t *Transport) Stats() Stats {
 	if t.budget != nil {
 		s.BytesHeld = t.budget.InUse()
 		s.PeakBytesHeld = t.budget.Peak()
+		s.BudgetBytes = t.budget.Total()
 	}
 	return s
 }

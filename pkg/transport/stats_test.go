@@ -1,0 +1,45 @@
+package transport_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/teebody/teebody/pkg/teebody"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// TestStatsBudgetBytes: Stats.BudgetBytes is the size of the budget the
+// Transport charges: its own of TotalBytes, the shared one's Total when
+// Config.Budget is set or Wrap made one, and 0 when buffering is disabled.
+func TestStatsBudgetBytes(t *testing.T) {
+	with := func(edit func(*transport.Config)) transport.Config {
+		cfg := quietConfig()
+		edit(&cfg)
+		return cfg
+	}
+	shared := teebody.NewBudget(3 << 20)
+	for _, tc := range []struct {
+		name string
+		tr   *transport.Transport
+		want int64
+	}{
+		{"default", transport.New(nil, quietConfig()), transport.DefaultTotalBytes},
+		{"total bytes", transport.New(nil, with(func(c *transport.Config) { c.TotalBytes = 1 << 20 })), 1 << 20},
+		{"shared budget", transport.New(nil, with(func(c *transport.Config) {
+			c.TotalBytes, c.Budget = 1<<20, shared
+		})), 3 << 20},
+		{"wrap", transport.Wrap(with(func(c *transport.Config) {
+			c.TotalBytes = 2 << 20
+		}))(http.DefaultTransport).(*transport.Transport), 2 << 20},
+		{"zero config", transport.New(nil, transport.Config{}), 0},
+		{"no total", transport.New(nil, with(func(c *transport.Config) { c.TotalBytes = 0 })), 0},
+		{"no per request", transport.New(nil, with(func(c *transport.Config) { c.PerRequestBytes = 0 })), 0},
+		{"empty shared budget", transport.New(nil, with(func(c *transport.Config) {
+			c.Budget = teebody.NewBudget(0)
+		})), 0},
+	} {
+		if got := tc.tr.Stats().BudgetBytes; got != tc.want {
+			t.Errorf("%s: BudgetBytes = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
