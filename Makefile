@@ -13,7 +13,7 @@ endif
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME   ?= 30s
 
-.PHONY: all test test-go1.27 lint fuzz bench e2e demo goaway tidy
+.PHONY: all test test-go1.27 lint fuzz bench e2e demo goaway gosuite tidy
 
 all: lint test
 
@@ -65,6 +65,16 @@ e2e:
 ## goaway: the failure and the fix side by side through the transport, with the counts.
 goaway:
 	$(GO) test -race -count=1 -v -run 'TestReverseProxyGOAWAY|TestTransportGOAWAY|TestBudgetSpent' ./pkg/transport/
+
+## gosuite: the Go toolchain's own net/http/httputil tests, copied from GOROOT at test time, with the transport as
+## http.DefaultTransport (internal/gosuite/run.sh); first on the plain transport, then several times on ours, on
+## the go on the PATH and on $(GO_NEXT). -timeout turns a hang into a failure.
+gosuite:
+	GO=$(GO) internal/gosuite/run.sh -plain -count=1 -timeout 120s
+	GO=$(GO) internal/gosuite/run.sh -count=5 -timeout 300s
+	GO=$(GO) internal/gosuite/run.sh -run '^TestReverseProxy_PanicClosesIncomingBody$$' -count=100 -timeout 300s
+	GOTOOLCHAIN=$(GO_NEXT) GO=$(GO) internal/gosuite/run.sh -plain -count=1 -timeout 120s
+	GOTOOLCHAIN=$(GO_NEXT) GO=$(GO) internal/gosuite/run.sh -count=5 -timeout 300s
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
