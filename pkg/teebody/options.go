@@ -15,12 +15,12 @@ func WithLimit(perRequestBytes int64) Option {
 	return func(t *Tee) { t.limit = perRequestBytes }
 }
 
-// OnDone makes the Tee call f once it is done, right after it closes the
+// WithOnDone makes the Tee call f once it is done, right after it closes the
 // channel Done returns: on the goroutine that let go last (the one calling
 // Close, the filler, or the goroutine that closed the source), never before
 // Close. f must not block. It lets an owner that tracks many Tees learn of
 // their end without a goroutine waiting on each Done.
-func OnDone(f func()) Option {
+func WithOnDone(f func()) Option {
 	return func(t *Tee) { t.onDone = f }
 }
 

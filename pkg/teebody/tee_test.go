@@ -335,20 +335,20 @@ func TestCloseTwiceIsAnError(t *testing.T) {
 	<-tee.Done()
 }
 
-// OnDone runs exactly once, after Done is closed, on whichever goroutine
+// WithOnDone's f runs exactly once, after Done is closed, on whichever goroutine
 // lets go last: here the one that closes a source whose Close waited.
-func TestOnDoneRunsOnceAfterDone(t *testing.T) {
+func TestWithOnDoneRunsOnceAfterDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
 		src.holdClose = make(chan struct{})
 		calls := 0
 		var tee *Tee
-		tee = New(src, OnDone(func() {
+		tee = New(src, WithOnDone(func() {
 			calls++
 			select {
 			case <-tee.Done():
 			default:
-				t.Error("OnDone ran before Done was closed")
+				t.Error("WithOnDone's f ran before Done was closed")
 			}
 		}))
 		r := mustReader(t, tee)
@@ -357,13 +357,13 @@ func TestOnDoneRunsOnceAfterDone(t *testing.T) {
 		tee.Close()
 		synctest.Wait()
 		if calls != 0 {
-			t.Fatal("OnDone ran while the source's Close was still blocked")
+			t.Fatal("WithOnDone's f ran while the source's Close was still blocked")
 		}
 		close(src.holdClose)
 		<-tee.Done()
 		synctest.Wait()
 		if calls != 1 {
-			t.Errorf("OnDone ran %d times, want 1", calls)
+			t.Errorf("WithOnDone's f ran %d times, want 1", calls)
 		}
 	})
 }

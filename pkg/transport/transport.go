@@ -116,8 +116,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.buffered.Add(1)
 
 	t.track()
-	tee := teebody.New(req.Body, teebody.WithLimit(t.limit), teebody.WithBudget(t.budget), teebody.OnDone(t.untrack),
-		teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
+	tee := teebody.New(req.Body, teebody.WithLimit(t.limit), teebody.WithBudget(t.budget),
+		teebody.WithOnDone(t.untrack), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
 	body, err := tee.NewReader()
 	if err != nil { // a fresh Tee hands out its first reader; kept for safety
 		t.end(tee)
@@ -213,7 +213,7 @@ func (t *Transport) end(tee *teebody.Tee) {
 	if errors.As(tee.ReplayErr(), &nre) && nre.Reason == teebody.ReasonNoBudget {
 		t.counters.budgetRefusals.Add(1)
 	}
-	tee.Close() // Drain learns of the Tee's end through OnDone(t.untrack)
+	tee.Close() // Drain learns of the Tee's end through WithOnDone(t.untrack)
 }
 
 func (t *Transport) track() {
