@@ -17,3 +17,14 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// switches returns this process's voluntary context switches so far (a
+// thread gave up its CPU: it blocked, in a futex, a sleep or a read) and its
+// involuntary ones (the kernel took the CPU away).
+func switches() (voluntary, involuntary int64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	return ru.Nvcsw, ru.Nivcsw
+}

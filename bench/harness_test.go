@@ -38,6 +38,8 @@ const (
 	kindPlain   = "plain"
 	kindTeebody = "teebody"
 	kindReadAll = "readall"
+	// kindAdaptive is teebody in adaptive mode (transport.Config.Adaptive).
+	kindAdaptive = "adaptive"
 )
 
 // epoch is the origin of every timestamp the harness exchanges between the
@@ -177,13 +179,12 @@ type stack struct {
 	closes   closeRecorder
 	front    *httptest.Server
 	clientTr *http.Transport
-	client   *http.Client
+	sender   // the client's side: uploads to front
 
-	// inReads and inBytes count the proxy's reads of its inbound
-	// connections (from the client), as the server sees them; outWrites
-	// and outBytes the client's writes to them (over HTTP/1.1 only).
-	inReads, inBytes    atomic.Int64
-	outWrites, outBytes atomic.Int64
+	// in counts the proxy's reads of its inbound connections (from the
+	// client), as the server sees them; out the client's writes to them
+	// (over HTTP/1.1 only).
+	in, out ioCount
 
 	proxyErrors atomic.Int64
 	errMu       sync.Mutex
@@ -206,17 +207,12 @@ func newStack(tb testing.TB, cfg stackConfig) *stack {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var h http.Handler = &httputil.ReverseProxy{
-		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(upURL) },
-		Transport:    &s.closes,
-		ErrorLog:     proxytest.QuietLog(),
-		ErrorHandler: s.proxyError,
-	}
+	var h http.Handler = newReverseProxy(upURL, &s.closes, s.proxyError)
 	if cfg.handWritten {
 		h = &proxytest.HandProxy{Target: upURL, Transport: &s.closes, ErrorHandler: s.proxyError}
 	}
 	s.front = httptest.NewUnstartedServer(h)
-	s.front.Listener = countingListener{Listener: s.front.Listener, s: s}
+	s.front.Listener = countingListener{Listener: s.front.Listener, reads: &s.in}
 	s.front.Config.ErrorLog = proxytest.QuietLog()
 	if cfg.frontH2 {
 		s.front.EnableHTTP2 = true
@@ -238,11 +234,23 @@ func newStack(tb testing.TB, cfg stackConfig) *stack {
 			if err != nil {
 				return nil, err
 			}
-			return countingConn{Conn: c, s: s, out: true}, nil
+			return countingConn{Conn: c, writes: &s.out}, nil
 		}
 	}
-	s.client = &http.Client{Transport: s.clientTr}
+	s.sender = sender{url: s.front.URL, hc: &http.Client{Transport: s.clientTr}}
 	return s
+}
+
+// newReverseProxy is the proxy under test: an httputil.ReverseProxy that
+// sends every request to up through rt, its errors to errorHandler.
+func newReverseProxy(up *url.URL, rt http.RoundTripper,
+	errorHandler func(http.ResponseWriter, *http.Request, error)) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(up) },
+		Transport:    rt,
+		ErrorLog:     proxytest.QuietLog(),
+		ErrorHandler: errorHandler,
+	}
 }
 
 func (s *stack) proxyError(w http.ResponseWriter, r *http.Request, err error) {
@@ -308,13 +316,22 @@ type result struct {
 	err     error
 }
 
+// A sender is the client: it uploads bodies to a proxy at url through hc.
+// Its methods are safe for concurrent use.
+type sender struct {
+	url string // the proxy's base URL
+	hc  *http.Client
+}
+
 // do sends size bytes of payload (from body, or a plain reader when nil).
-func (s *stack) do(ctx context.Context, size int, body io.Reader) result {
+// first and last in the result are meaningful only when the upstream runs
+// in this process (they are measured from epoch on both sides).
+func (s sender) do(ctx context.Context, size int, body io.Reader) result {
 	if body == nil {
 		body = bytes.NewReader(payload()[:size])
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut,
-		s.front.URL+"/api/v1/namespaces/bench/configmaps/cm", body)
+		s.url+"/api/v1/namespaces/bench/configmaps/cm", body)
 	if err != nil {
 		return result{outcome: failed, err: err}
 	}
@@ -324,7 +341,7 @@ func (s *stack) do(ctx context.Context, size int, body io.Reader) result {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	t0 := now()
-	resp, err := s.client.Do(req)
+	resp, err := s.hc.Do(req)
 	if err != nil {
 		return result{outcome: failed, latency: now() - t0, err: err}
 	}
@@ -357,10 +374,33 @@ func (s *stack) do(ctx context.Context, size int, body io.Reader) result {
 // pieces of io.Copy's 32 KiB buffer.
 type chunkedBody struct{ io.Reader }
 
-// countingListener counts the reads of the connections it accepts into s.
+// An ioCount counts the reads or the writes of connections, and their bytes.
+// Its methods are safe for concurrent use.
+type ioCount struct{ ops, bytes atomic.Int64 }
+
+func (c *ioCount) add(n int) {
+	c.ops.Add(1)
+	c.bytes.Add(int64(n))
+}
+
+func (c *ioCount) reset() {
+	c.ops.Store(0)
+	c.bytes.Store(0)
+}
+
+// kibPerOp is the mean size of the reads or writes counted, in KiB.
+func (c *ioCount) kibPerOp() float64 {
+	n := c.ops.Load()
+	if n == 0 {
+		return 0
+	}
+	return float64(c.bytes.Load()) / float64(n) / kib
+}
+
+// countingListener counts the reads of the connections it accepts.
 type countingListener struct {
 	net.Listener
-	s *stack
+	reads *ioCount
 }
 
 func (l countingListener) Accept() (net.Conn, error) {
@@ -368,62 +408,45 @@ func (l countingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return countingConn{Conn: c, s: l.s}, nil
+	return countingConn{Conn: c, reads: l.reads}, nil
 }
 
-// countingConn counts the reads of a proxy's inbound connection, or, if
-// out, the writes of a client's connection.
+// countingConn counts its reads into reads and its writes into writes,
+// each unless nil.
 type countingConn struct {
 	net.Conn
-	s   *stack
-	out bool
+	reads, writes *ioCount
 }
 
 func (c countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if !c.out {
-		c.s.inReads.Add(1)
-		c.s.inBytes.Add(int64(n))
+	if c.reads != nil {
+		c.reads.add(n)
 	}
 	return n, err
 }
 
 func (c countingConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	if c.out {
-		c.s.outWrites.Add(1)
-		c.s.outBytes.Add(int64(n))
+	if c.writes != nil {
+		c.writes.add(n)
 	}
 	return n, err
 }
 
 // resetCounts zeroes the read and write counters.
 func (s *stack) resetCounts() {
-	s.inReads.Store(0)
-	s.inBytes.Store(0)
-	s.outWrites.Store(0)
-	s.outBytes.Store(0)
+	s.in.reset()
+	s.out.reset()
 }
 
 // kibPerWrite is the mean size of the client's writes since the last
 // resetCounts, in KiB.
-func (s *stack) kibPerWrite() float64 {
-	w := s.outWrites.Load()
-	if w == 0 {
-		return 0
-	}
-	return float64(s.outBytes.Load()) / float64(w) / kib
-}
+func (s *stack) kibPerWrite() float64 { return s.out.kibPerOp() }
 
 // kibPerRead is the mean size of the proxy's inbound reads since the last
 // resetCounts, in KiB.
-func (s *stack) kibPerRead() float64 {
-	r := s.inReads.Load()
-	if r == 0 {
-		return 0
-	}
-	return float64(s.inBytes.Load()) / float64(r) / kib
-}
+func (s *stack) kibPerRead() float64 { return s.in.kibPerOp() }
 
 // closeRecorder sits between the ReverseProxy and the transport under test
 // and records when the proxy closes each response body: the moment the
@@ -524,6 +547,9 @@ func newUnderTest(cfg stackConfig, inner *http.Transport) (underTest, error) {
 		t := &readAllTransport{inner: inner}
 		return underTest{rt: t, held: t.held.Load, peak: t.peak.Load}, nil
 	case kindTeebody:
+		return newTeebody(cfg, inner)
+	case kindAdaptive:
+		cfg.adaptive = true
 		return newTeebody(cfg, inner)
 	}
 	return underTest{}, fmt.Errorf("bench: unknown transport kind %q", cfg.kind)

@@ -24,7 +24,7 @@ type runStats struct {
 
 // run sends n bodies of size bytes through s from the given number of
 // concurrent workers. body, when not nil, makes each operation's body.
-func (s *stack) run(ctx context.Context, n, workers, size int, body func() io.Reader) runStats {
+func (s sender) run(ctx context.Context, n, workers, size int, body func() io.Reader) runStats {
 	results := make([]result, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup

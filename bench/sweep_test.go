@@ -182,10 +182,10 @@ func (s *stack) settle(conc int, started int64) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	last := s.inBytes.Load()
+	last := s.in.bytes.Load()
 	for quiet := 0; quiet < 5 && time.Now().Before(deadline); {
 		time.Sleep(2 * time.Millisecond)
-		if n := s.inBytes.Load(); n != last {
+		if n := s.in.bytes.Load(); n != last {
 			last, quiet = n, 0
 		} else {
 			quiet++
