@@ -50,8 +50,8 @@ demo:
 	@echo "make demo: building the demo (a first run downloads its modules and compiles for 1-2 minutes)..."
 	cd cmd/demo && $(GO) run .
 
-## bench: the benchmark suite and the concurrency sweep, summarised with benchstat and bench/report into
-## docs/BENCHMARKS.md and docs/sweep.svg (about 8 minutes on 2 cores).
+## bench: the out-of-process benchmark (the headline), the in-process benchmarks and the concurrency sweep,
+## summarised with benchstat and bench/report into docs/BENCHMARKS.md and docs/sweep.svg (about 9 minutes on 2 cores).
 bench:
 	bash bench/run.sh
 

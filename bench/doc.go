@@ -16,6 +16,17 @@
 //   - readall: the read-everything-first baseline (io.ReadAll, then a
 //     bytes.Reader GetBody), what go-retryablehttp does.
 //
+// BenchmarkOutOfProcess, the headline of docs/BENCHMARKS.md, runs the same
+// stack in three processes, all of this test binary (TestMain hands a
+// process to its role when BENCH_ROLE names one): an upstream, a proxy per
+// transport and body size, and the benchmark itself as the client
+// (cleartext HTTP/1.1, a Content-Length, 8 uploads at once), so that what
+// the proxy pays is not diluted by the client's and the upstream's work. The
+// proxy answers commands on its standard input with its getrusage CPU time,
+// context switches, allocations and reads, and writes CPU profiles on
+// demand; it ends when its standard input does. It adds a fourth transport,
+// adaptive: teebody in adaptive mode, whose upstream never sends GOAWAY.
+//
 // BenchmarkProxy says how the client writes (write=length: a Content-Length
 // and 32 KiB writes; write=chunked: 32 KiB chunks), since that decides how
 // the proxy reads; BenchmarkSweep holds 1 to 2,048 uploads in flight at once

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Runs the bench suite and writes docs/BENCHMARKS.md and docs/sweep.svg.
 #
-# The suite runs in ROUNDS interleaved rounds (each round runs every
-# benchmark once, the transports' order rotating), so that a burst of outside
-# load hits every transport alike; the concurrency sweep runs SWEEP_ROUNDS
-# rounds. Then it takes a mutex profile at the sweep's top level and a CPU
-# profile of the 16 MiB uploads, and bench/report (its own module, on
-# golang.org/x/perf) checks the goals and writes the page, with benchstat's
-# tables. About 8 minutes on 2 cores with the defaults, more on a busy machine.
+# The headline is BenchmarkOutOfProcess: the proxy in a process of its own, in
+# OOP_ROUNDS rounds, each of which runs every transport at every size in an
+# order drawn from SEED and the round (recorded in the page). Between them run
+# ROUNDS rounds of the in-process benchmarks that hold the memory and GOAWAY
+# goals (BenchmarkLoad, BenchmarkGoaway, BenchmarkSlowClient; the transports'
+# order rotating), then SWEEP_ROUNDS rounds of the concurrency sweep. Then it
+# takes a mutex profile at the sweep's top level and CPU profiles of the
+# out-of-process proxy at 64 KiB and 1 MiB, and bench/report (its own module,
+# on golang.org/x/perf) checks the goals and writes the page, with
+# benchstat's tables. About 9 minutes on 2 cores with the defaults, more on a
+# busy machine.
 #
-#   ROUNDS=7 SWEEP_ROUNDS=4 BENCHTIME=1s SLOWTIME=3x OUT=docs/BENCHMARKS.md bash bench/run.sh
+#   OOP_ROUNDS=9 ROUNDS=5 SWEEP_ROUNDS=3 BENCHTIME=1s SLOWTIME=3x SEED=N OUT=docs/BENCHMARKS.md bash bench/run.sh
 #
 # KEEP=DIR keeps the raw output, the profiles and meta.env in DIR;
 # REPORT_FROM=DIR rewrites OUT from such a DIR without running anything.
@@ -17,8 +21,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-ROUNDS=${ROUNDS:-7}
-SWEEP_ROUNDS=${SWEEP_ROUNDS:-4}
+OOP_ROUNDS=${OOP_ROUNDS:-9}
+ROUNDS=${ROUNDS:-5}
+SWEEP_ROUNDS=${SWEEP_ROUNDS:-3}
 BENCHTIME=${BENCHTIME:-1s}
 SLOWTIME=${SLOWTIME:-3x}
 OUT=${OUT:-docs/BENCHMARKS.md}
@@ -47,23 +52,31 @@ else
 		commit="$commit, with uncommitted changes in bench/, pkg/ or go.mod"
 	fi
 
+	seed=${SEED:-$(date +%s)}
+
 	echo "run.sh: building the suite" >&2
 	go test -c -o "$work/bench.test" ./bench
 	t="$work/bench.test -test.run ^\$"
-	fast="-test.bench ^Benchmark(Proxy|Load|Goaway)\$ -test.benchtime $BENCHTIME"
+	oop="-test.bench ^BenchmarkOutOfProcess\$ -test.benchtime $BENCHTIME"
+	fast="-test.bench ^Benchmark(Load|Goaway)\$ -test.benchtime $BENCHTIME"
 	slow="-test.bench ^BenchmarkSlowClient\$ -test.benchtime $SLOWTIME"
 	sweep="-test.bench ^BenchmarkSweep\$ -test.benchtime 1x"
 	mutex="-test.bench ^BenchmarkSweep/conc=2048/transport=teebody/size=1KiB\$ -test.benchtime 1x -test.mutexprofile mutex.out -test.mutexprofilefraction 1"
-	cpu="-test.bench ^BenchmarkProxy/size=16MiB/write=length/transport=KIND\$ -test.benchtime 2s -test.cpuprofile cpu-KIND.out"
-	bench_command="go test -c -o bench.test ./bench; for i in 1..$ROUNDS: BENCH_ROUND=\$i ./bench.test $fast, then $slow; for i in 1..$SWEEP_ROUNDS: BENCH_ROUND=\$i ./bench.test $sweep; then ./bench.test $mutex; ./bench.test $cpu"
+	cpu="-test.bench ^BenchmarkOutOfProcess\$/^size=(64KiB|1MiB)/transport=(plain|teebody|adaptive)\$ -test.benchtime 3s"
+	bench_command="go test -c -o bench.test ./bench; for i in 1..$OOP_ROUNDS: BENCH_SEED=$seed BENCH_ROUND=\$i ./bench.test $oop, and while i ≤ $ROUNDS: BENCH_ROUND=\$i ./bench.test $fast, then $slow; for i in 1..$SWEEP_ROUNDS: BENCH_ROUND=\$i ./bench.test $sweep; then ./bench.test $mutex; BENCH_PROFILE_DIR=. ./bench.test $cpu"
 
-	for i in $(seq 1 "$ROUNDS"); do
-		echo "== round $i of $ROUNDS ($(($(date +%s) - t0)) s)" >&2
-		# BENCH_ROUND rotates the order of the transports from round to round.
+	for i in $(seq 1 "$OOP_ROUNDS"); do
+		echo "== round $i of $OOP_ROUNDS ($(($(date +%s) - t0)) s)" >&2
+		# BENCH_SEED and BENCH_ROUND draw the order of the out-of-process
+		# cells; BENCH_ROUND rotates the order of the in-process transports.
 		# shellcheck disable=SC2086 # the flags are words on purpose
-		BENCH_ROUND=$i $t $fast | tee -a "$work/raw.txt"
-		# shellcheck disable=SC2086
-		BENCH_ROUND=$i $t $slow | tee -a "$work/raw.txt"
+		BENCH_SEED=$seed BENCH_ROUND=$i $t $oop | tee -a "$work/raw.txt"
+		if [ "$i" -le "$ROUNDS" ]; then
+			# shellcheck disable=SC2086
+			BENCH_ROUND=$i $t $fast | tee -a "$work/raw.txt"
+			# shellcheck disable=SC2086
+			BENCH_ROUND=$i $t $slow | tee -a "$work/raw.txt"
+		fi
 	done
 	for i in $(seq 1 "$SWEEP_ROUNDS"); do
 		echo "== sweep round $i of $SWEEP_ROUNDS ($(($(date +%s) - t0)) s)" >&2
@@ -72,7 +85,7 @@ else
 	done
 	echo "== profiles ($(($(date +%s) - t0)) s)" >&2
 	# shellcheck disable=SC2086
-	(cd "$work" && $t $mutex >/dev/null && $t ${cpu//KIND/plain} >/dev/null && $t ${cpu//KIND/teebody} >/dev/null)
+	(cd "$work" && $t $mutex >/dev/null && BENCH_SEED=$seed BENCH_PROFILE_DIR=$work $t $cpu >/dev/null)
 	top() { go tool pprof -top "$@" 2>/dev/null | sed '/^File:/d; /^Build ID:/d; /^Type:/d; /^Time:/d'; }
 	{
 		top -nodecount 12 "$work/bench.test" "$work/mutex.out"
@@ -81,33 +94,36 @@ else
 		top -nodecount 8 -focus 'pkg/teebody\.' "$work/bench.test" "$work/mutex.out"
 	} >"$work/mutex.txt"
 	{
-		echo "teebody:"
-		top -nodecount 14 "$work/bench.test" "$work/cpu-teebody.out"
-		echo
-		echo "teebody, only the stacks through package teebody:"
-		top -nodecount 6 -focus 'pkg/teebody\.' "$work/bench.test" "$work/cpu-teebody.out"
-		echo
-		echo "plain:"
-		top -nodecount 14 "$work/bench.test" "$work/cpu-plain.out"
+		for size in 64KiB 1MiB; do
+			for kind in teebody plain adaptive; do
+				echo "$size, $kind:"
+				top -nodecount 16 "$work/bench.test" "$work/cpu-$size-$kind.out"
+				echo
+			done
+			echo "$size, teebody, only the stacks through package teebody:"
+			top -nodecount 8 -focus 'pkg/teebody\.' "$work/bench.test" "$work/cpu-$size-teebody.out"
+			echo
+		done
 	} >"$work/cpu.txt"
 	rm -f "$work/bench.test"
 
 	load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
 	t1=$(date +%s)
-	elapsed="$(((t1 - t0) / 60)) min $(((t1 - t0) % 60)) s (ROUNDS=$ROUNDS, SWEEP_ROUNDS=$SWEEP_ROUNDS, BENCHTIME=$BENCHTIME, SLOWTIME=$SLOWTIME)"
+	elapsed="$(((t1 - t0) / 60)) min $(((t1 - t0) % 60)) s (OOP_ROUNDS=$OOP_ROUNDS, ROUNDS=$ROUNDS, SWEEP_ROUNDS=$SWEEP_ROUNDS, BENCHTIME=$BENCHTIME, SLOWTIME=$SLOWTIME)"
 	{
 		printf 'started=%q\n' "$started"
 		printf 'elapsed=%q\n' "$elapsed"
 		printf 'load_before=%q\n' "$load_before"
 		printf 'load_after=%q\n' "$load_after"
 		printf 'commit=%q\n' "$commit"
+		printf 'seed=%q\n' "$seed"
 		printf 'bench_command=%q\n' "$bench_command"
 	} >"$work/meta.env"
 fi
 
 # benchstat and the report come from bench/report's module (its tool
 # directive and its x/perf requirement), never from the library's go.mod.
-(cd bench/report && go tool benchstat -col '/transport@(plain teebody readall)' "$work/raw.txt") >"$work/benchstat.txt"
+(cd bench/report && go tool benchstat -col '/transport@(plain teebody adaptive readall)' "$work/raw.txt") >"$work/benchstat.txt"
 (cd bench/report && go run . \
 	-raw "$work/raw.txt" \
 	-benchstat "$work/benchstat.txt" \
@@ -122,5 +138,6 @@ fi
 	-elapsed "$elapsed" \
 	-load-before "$load_before" \
 	-load-after "$load_after" \
+	-seed "$seed" \
 	-out "$OUT")
 echo "run.sh: wrote $OUT and $SVG" >&2

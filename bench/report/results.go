@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -12,9 +15,10 @@ import (
 
 // The transports, in the order the tables show them.
 const (
-	plain   = "plain"
-	teebody = "teebody"
-	readAll = "readall"
+	plain    = "plain"
+	teebody  = "teebody"
+	adaptive = "adaptive" // teebody in adaptive mode, against an upstream that never sends GOAWAY
+	readAll  = "readall"
 )
 
 // results holds every measurement of a run: results[row][transport][unit]
@@ -126,11 +130,15 @@ func (rs *results) max(row, transport, unit string) (float64, bool) {
 // test), or -1 when there are too few rounds to test. Since every round ran
 // both, round i of a is also compared with round i of b: lo, mid and hi are
 // the smallest, the median and the largest of those per-round ratios, which
-// a burst of outside load moves less than the medians (zero without pairs).
+// a burst of outside load moves less than the medians (zero without pairs),
+// and ciLo and ciHi the distribution-free 95% confidence interval of mid
+// (benchmath's, from the order statistics: infinite below 6 rounds, or
+// without pairs).
 type ratio struct {
 	v, p        float64
 	ok          bool
 	lo, mid, hi float64
+	ciLo, ciHi  float64
 }
 
 func (rs *results) ratio(row, a, b, unit string) ratio {
@@ -143,7 +151,7 @@ func (rs *results) ratio(row, a, b, unit string) ratio {
 	if mb == 0 {
 		return ratio{}
 	}
-	r := ratio{v: ma / mb, p: -1, ok: true}
+	r := ratio{v: ma / mb, p: -1, ok: true, ciLo: math.Inf(-1), ciHi: math.Inf(1)}
 	if len(sa.Values) > 1 && len(sb.Values) > 1 {
 		r.p = benchmath.AssumeNothing.Compare(sa, sb).P
 	}
@@ -158,7 +166,8 @@ func (rs *results) ratio(row, a, b, unit string) ratio {
 		if len(per) == len(va) {
 			s := benchmath.NewSample(per, &benchmath.DefaultThresholds)
 			r.lo, r.hi = s.Values[0], s.Values[len(s.Values)-1]
-			r.mid = benchmath.AssumeNothing.Summary(s, 0.95).Center
+			sum := benchmath.AssumeNothing.Summary(s, 0.95)
+			r.mid, r.ciLo, r.ciHi = sum.Center, sum.Lo, sum.Hi
 		}
 	}
 	return r
@@ -174,12 +183,26 @@ func (r ratio) String() string {
 	return fmt.Sprintf("%.2f× (p=%.2f)", r.v, r.p)
 }
 
-// long is String with the per-round ratios, when there are.
-func (r ratio) long() string {
+// point is the ratio a goal is judged on: the median of the rounds' ratios
+// one by one, or the ratio of the medians when the rounds do not pair.
+func (r ratio) point() float64 {
+	if r.mid == 0 {
+		return r.v
+	}
+	return r.mid
+}
+
+// withCI is the ratio of the rounds one by one, its 95% confidence interval
+// and the p-value, or String's form when the rounds do not pair.
+func (r ratio) withCI() string {
 	if r.mid == 0 {
 		return r.String()
 	}
-	return fmt.Sprintf("%.2f× (p=%.2f; round by round %.2f–%.2f, median %.2f)", r.v, r.p, r.lo, r.hi, r.mid)
+	ci := "CI ∞ below 6 rounds"
+	if !math.IsInf(r.ciLo, 0) && !math.IsInf(r.ciHi, 0) {
+		ci = fmt.Sprintf("CI %.2f–%.2f", r.ciLo, r.ciHi)
+	}
+	return fmt.Sprintf("%.2f× (%s, p=%.2f)", r.mid, ci, r.p)
 }
 
 // param returns the value of key in a row name ("Proxy/size=1MiB/...").
@@ -190,4 +213,29 @@ func param(row, key string) string {
 		}
 	}
 	return ""
+}
+
+// bySize sorts rows by their body size ("size=1KiB", "size=16MiB"), smallest
+// first, keeping the order of rows of the same size.
+func bySize(rows []string) []string {
+	slices.SortStableFunc(rows, func(a, b string) int { return cmp.Compare(sizeBytes(a), sizeBytes(b)) })
+	return rows
+}
+
+// sizeBytes is the body size a row names, in bytes, or 0 if it names none.
+func sizeBytes(row string) int64 {
+	s := param(row, "size")
+	for _, u := range []struct {
+		suffix string
+		scale  int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseInt(n, 10, 64)
+			if err != nil {
+				return 0
+			}
+			return v * u.scale
+		}
+	}
+	return 0
 }

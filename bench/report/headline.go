@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// headline writes the out-of-process benchmark's tables: for each body size,
+// the proxy's CPU per upload and the throughput of every transport against
+// plain and against read-everything-first, then what each transport's proxy
+// did per upload. It writes nothing for a run without it.
+func headline(w io.Writer, rs *results) {
+	rows := bySize(rs.family("OutOfProcess"))
+	if len(rows) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	pairs := [][2]string{{teebody, plain}, {adaptive, plain}, {readAll, plain}, {teebody, readAll}, {adaptive, readAll}}
+	for _, m := range []struct{ unit, title, base string }{
+		{"proxy-cpu-s", "The proxy's CPU time per upload", "plain, ms per upload"},
+		{"MB/s", "Throughput (8 uploads at once)", "plain, MB/s"},
+	} {
+		p("**%s**, the median of the rounds' ratios one by one (95%% confidence interval; p):\n\n", m.title)
+		p("| body | %s |", m.base)
+		for _, pr := range pairs {
+			p(" %s ÷ %s |", pr[0], pr[1])
+		}
+		p("\n|---|---:|%s\n", strings.Repeat("---:|", len(pairs)))
+		for _, row := range rows {
+			base := "–"
+			if v, ok := rs.median(row, plain, m.unit); ok {
+				if m.unit == "proxy-cpu-s" {
+					v *= 1e3
+				}
+				base = fmt.Sprintf("%.3g", v)
+			}
+			p("| %s | %s |", param(row, "size"), base)
+			for _, pr := range pairs {
+				p(" %s |", cell(rs.ratio(row, pr[0], pr[1], m.unit).withCI()))
+			}
+			p("\n")
+		}
+		p("\n")
+	}
+	p("**What the proxy did per upload** (medians over the rounds): voluntary context switches (a thread ")
+	p("blocked: a futex, a sleep, a read with nothing to read), heap allocations and bytes allocated, GC cycles ")
+	p("per 1,000 uploads, and the mean size of its reads from the client:\n\n")
+	kinds := []string{plain, teebody, adaptive, readAll}
+	units := []struct {
+		unit, name, format string
+		scale              float64
+	}{
+		{"proxy-vcsw", "switches", "%.1f", 1},
+		{"proxy-allocs", "allocs", "%.0f", 1},
+		{"proxy-B", "KiB allocated", "%.1f", 1.0 / 1024},
+		{"proxy-gc", "GC per 1,000", "%.1f", 1000},
+		{"in-KiB/read", "KiB per read", "%.1f", 1},
+	}
+	p("| body | transport |")
+	for _, u := range units {
+		p(" %s |", u.name)
+	}
+	p("\n|---|---|%s\n", strings.Repeat("---:|", len(units)))
+	for _, row := range rows {
+		for _, k := range kinds {
+			p("| %s | %s |", param(row, "size"), k)
+			for _, u := range units {
+				if v, ok := rs.median(row, k, u.unit); ok {
+					p(" "+u.format+" |", v*u.scale)
+				} else {
+					p(" – |")
+				}
+			}
+			p("\n")
+		}
+	}
+	p("\n")
+}
