@@ -85,6 +85,8 @@ type upstream struct {
 	requests   atomic.Int64 // handler calls
 	started    atomic.Int64 // request bodies whose first byte arrived
 	bodyErrors atomic.Int64 // request bodies that ended in an error
+	// progress is poked when started moves (the stack's progress channel).
+	progress chan struct{}
 }
 
 var upstreamBufs = sync.Pool{New: func() any { b := make([]byte, 32*kib); return &b }}
@@ -115,6 +117,7 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 			if n == 0 {
 				first = now()
 				u.started.Add(1)
+				poke(u.progress)
 			}
 			n += int64(m)
 			h.Write(buf[:m])
@@ -185,6 +188,9 @@ type stack struct {
 	// client), as the server sees them; out the client's writes to them
 	// (over HTTP/1.1 only).
 	in, out ioCount
+	// progress is poked whenever in, out or the upstream's started move,
+	// so that settle waits for events instead of polling.
+	progress chan struct{}
 
 	proxyErrors atomic.Int64
 	errMu       sync.Mutex
@@ -194,7 +200,8 @@ type stack struct {
 // newStack starts a stack; the caller must call close.
 func newStack(tb testing.TB, cfg stackConfig) *stack {
 	tb.Helper()
-	s := &stack{cfg: cfg, up: newUpstream(cfg.goawayChance)}
+	s := &stack{cfg: cfg, up: newUpstream(cfg.goawayChance), progress: make(chan struct{}, 1)}
+	s.up.progress, s.in.progress, s.out.progress = s.progress, s.progress, s.progress
 	s.inner = s.up.srv.Transport()
 	ut, err := newUnderTest(cfg, s.inner)
 	if err != nil {
@@ -203,6 +210,7 @@ func newStack(tb testing.TB, cfg stackConfig) *stack {
 	}
 	s.ut = ut
 	s.closes.next = ut.rt
+	s.closes.changed = make(chan struct{}, 1)
 	upURL, err := url.Parse(s.up.srv.URL)
 	if err != nil {
 		tb.Fatal(err)
@@ -376,11 +384,25 @@ type chunkedBody struct{ io.Reader }
 
 // An ioCount counts the reads or the writes of connections, and their bytes.
 // Its methods are safe for concurrent use.
-type ioCount struct{ ops, bytes atomic.Int64 }
+type ioCount struct {
+	ops, bytes atomic.Int64
+	progress   chan struct{} // poked after each add, unless nil; set before traffic
+}
 
 func (c *ioCount) add(n int) {
 	c.ops.Add(1)
 	c.bytes.Add(int64(n))
+	poke(c.progress)
+}
+
+// poke wakes the one goroutine that may wait on c, if it waits, to look at
+// the counters again; it never blocks (c has room for one wake-up, and a nil
+// c takes none).
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }
 
 func (c *ioCount) reset() {
@@ -459,6 +481,20 @@ type closeRecorder struct {
 	// onClose, when set, runs after each Close returns, with the number of
 	// bodies closed so far. Set before traffic starts.
 	onClose func(n int64)
+	// changed is poked after each Close (made by newStack).
+	changed chan struct{}
+}
+
+// waitClosed waits until n response bodies have been closed, or ctx ends.
+// One goroutine at a time may wait.
+func (c *closeRecorder) waitClosed(ctx context.Context, n int64) {
+	for c.closed.Load() < n {
+		select {
+		case <-c.changed:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (c *closeRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -484,6 +520,7 @@ func (b *recordedBody) Close() error {
 		if b.rec.onClose != nil {
 			b.rec.onClose(n)
 		}
+		poke(b.rec.changed)
 	})
 	return err
 }

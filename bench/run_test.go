@@ -168,8 +168,8 @@ type loadStats struct {
 // past its budget (its maxStreamChunk): such a request holds at most one.
 const maxChunk = 64 * kib
 
-// drainTimeout bounds the wait for bytes held to come back to 0: it only
-// turns a leak into a failure instead of a hang.
+// drainTimeout bounds the wait for the responses' closes and for bytes held
+// to come back to 0: it only turns a leak into a failure instead of a hang.
 const drainTimeout = 30 * time.Second
 
 // load sends waves of conc concurrent bodies of size bytes; after each wave
@@ -199,14 +199,15 @@ func (s *stack) load(ctx context.Context, waves, conc, size int) loadStats {
 			ls.sampleErr = st.sampleErr
 		}
 		// The client has its responses; the proxy's handlers may still be
-		// closing theirs. Only responses count: a failed RoundTrip has none.
-		deadline := time.Now().Add(drainTimeout)
-		for s.closes.closed.Load() < target.Load()-int64(st.failed) && time.Now().Before(deadline) {
-			runtime.Gosched()
+		// closing theirs (only responses count: a failed RoundTrip has none),
+		// and the transport releasing what it held (Drain, for teebody;
+		// read-everything-first releases as the response closes).
+		wctx, cancel := context.WithTimeout(ctx, drainTimeout)
+		s.closes.waitClosed(wctx, target.Load()-int64(st.failed))
+		if s.ut.drain != nil {
+			_ = s.ut.drain(wctx) // a timeout shows as bytes still held, below
 		}
-		for s.held() != 0 && time.Now().Before(deadline) {
-			runtime.Gosched()
-		}
+		cancel()
 		var d time.Duration
 		switch {
 		case s.held() != 0:

@@ -116,6 +116,7 @@ func snapshot() inFlight {
 // BenchmarkSweep); under a benchmark it pauses the timer around its
 // measurements.
 func (s *stack) wave(tb testing.TB, conc, size int) waveStats {
+	tb.Helper()
 	timer := func(on bool) {}
 	if b, ok := tb.(*testing.B); ok {
 		timer = func(on bool) {
@@ -148,7 +149,9 @@ func (s *stack) wave(tb testing.TB, conc, size int) waveStats {
 	arrived.Wait()
 	cpu1 := cpuTime()
 	timer(false)
-	s.settle(conc, started)
+	if !s.settle(conc, started) {
+		tb.Errorf("wave of %d: the first halves were not all in after %v", conc, settleTimeout)
+	}
 	held := snapshot()
 	timer(true)
 	cpu2 := cpuTime()
@@ -170,25 +173,26 @@ func (s *stack) wave(tb testing.TB, conc, size int) waveStats {
 	}
 }
 
-// settle waits until the wave's first halves are in: the upstream has seen
-// the first byte of each upload (for transports that forward at once), and
-// the proxy's inbound reads have stopped for a while. It only waits: a
-// transport that never settles makes the figures worse, not the run hang,
-// since it gives up after settleTimeout.
-func (s *stack) settle(conc int, started int64) {
-	deadline := time.Now().Add(settleTimeout)
-	if s.cfg.kind != kindReadAll {
-		for s.up.started.Load()-started < int64(conc) && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
+// settle waits until the wave's first halves are in: the proxy has read
+// every byte the clients wrote (the sweep's clients speak HTTP/1.1, whose
+// connections the stack counts both ways), and the upstream has seen the
+// first byte of each upload (for transports that forward at once). It wakes
+// on the counters' progress, never on a clock, and reports whether that
+// held; after settleTimeout it gives up, so that a transport that never
+// settles makes the figures worse, not the run hang.
+func (s *stack) settle(conc int, started int64) bool {
+	deadline := time.NewTimer(settleTimeout)
+	defer deadline.Stop()
+	for {
+		in := s.in.bytes.Load() >= s.out.bytes.Load()
+		up := s.cfg.kind == kindReadAll || s.up.started.Load()-started >= int64(conc)
+		if in && up {
+			return true
 		}
-	}
-	last := s.in.bytes.Load()
-	for quiet := 0; quiet < 5 && time.Now().Before(deadline); {
-		time.Sleep(2 * time.Millisecond)
-		if n := s.in.bytes.Load(); n != last {
-			last, quiet = n, 0
-		} else {
-			quiet++
+		select {
+		case <-s.progress:
+		case <-deadline.C:
+			return false
 		}
 	}
 }
