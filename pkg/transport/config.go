@@ -62,19 +62,12 @@ type Config struct {
 	// for all the Transports it returns).
 	Budget *teebody.Budget
 
-	// Adaptive buffers a request only when its upstream (the scheme and
-	// host of the outgoing URL) has left a trace of GOAWAY within
-	// AdaptiveWindow: a request to it failed with an error for which
-	// ShouldRetryLater is true (ErrorHandler answers that request 429, and
-	// the client sends it again), or a replay was served for one of its
-	// buffered requests. Each trace renews the window. Every other request
-	// passes through untouched and holds nothing (counted in
-	// Stats.PassedThrough.Quiet), so an upstream that never sends GOAWAY
-	// costs no memory, and one that does costs a few 429s per window before
-	// its requests are buffered as they are without Adaptive. At most 4096
-	// upstreams are remembered; when more leave traces, the one with the
-	// oldest trace is forgotten first. false: every request that can be
-	// buffered is.
+	// Adaptive buffers a request only if its upstream (scheme and host) left
+	// a trace of GOAWAY within AdaptiveWindow. A trace is a request that
+	// failed with an error for which ShouldRetryLater is true, or a replay
+	// served. Each trace renews the window. Other requests pass through
+	// (Stats.PassedThrough.Quiet). The package documentation says what it
+	// costs.
 	Adaptive bool
 
 	// AdaptiveWindow is how long a trace of GOAWAY keeps an upstream's

@@ -38,12 +38,9 @@
 // modified.
 //
 // Once a response arrives nothing more is kept. The request is over when
-// RoundTrip returns an error, when the response body is closed, or at once
-// for an empty response (http.NoBody, or a Content-Length of 0). Then the original body is
-// closed once, never from the caller's goroutine while a Read of it may be
-// pending, and never read again, and every byte goes back to the budget,
-// even if the inner transport abandoned bodies GetBody gave it. So a proxy
-// must close the response body before its handler returns
+// RoundTrip returns an error or the response body is closed, and at once for
+// an empty response; docs/design.md ("The end of a request") says what then
+// holds. So a proxy must close the response body before its handler returns
 // (httputil.ReverseProxy does).
 //
 // # Configuration
@@ -88,8 +85,9 @@
 //
 // # Guarantees
 //
-// A Transport is safe for concurrent use. RoundTrip never returns a response
-// together with an error. Every byte the upstream receives is the original
+// A Transport is safe for concurrent use. For a request it buffers,
+// RoundTrip never returns a response together with an error; one it passes
+// through gets the inner RoundTripper's answer as it is. Every byte the upstream receives is the original
 // body's byte at that offset; a body that could not be read whole ends in an
 // error, never in a silent truncation. Memory held for replays stays within
 // the budget, plus at most one chunk per request streaming unbuffered. Stats

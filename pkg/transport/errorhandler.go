@@ -56,15 +56,13 @@ var errTextClosedServerBody = http.ErrBodyReadAfterClose.Error()
 // which errors.Is no longer works.
 var errTextNotReplayable = teebody.ErrNotReplayable.Error()
 
-// ShouldRetryLater reports whether err means that the upstream did not
-// process the request and that the request could not be sent again because
-// its body could not be replayed, so that the client may safely send it again
-// later: errors matching teebody.ErrNotReplayable, and the string errors of
-// Go's HTTP/2 and HTTP/1 transports, of httputil.ReverseProxy and of
-// net/http's server body for the same situation (a request without
-// GetBody), and errors whose text holds teebody.ErrNotReplayable's (a proxy
-// that flattened the error into a string of its own). Any other error, nil
-// included, reports false.
+// ShouldRetryLater reports whether err says that the upstream did not
+// process the request and that the request could not be sent again, its body
+// not being replayable. The client may then safely send it later. It knows
+// errors matching teebody.ErrNotReplayable and, by their text, the errors
+// that Go's transports, httputil.ReverseProxy and net/http's server body
+// return in that case, also inside the message of a proxy that flattened
+// them. Any other error, nil included, reports false.
 func ShouldRetryLater(err error) bool {
 	if err == nil {
 		return false

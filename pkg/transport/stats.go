@@ -73,9 +73,10 @@ type counters struct {
 	adaptiveTraces                       atomic.Int64
 }
 
-// Stats returns a snapshot of t's counters. It is cheap (atomic loads, and in
-// adaptive mode one pass over the upstreams remembered, without a lock) and
-// safe to call concurrently with RoundTrip, e.g. on every metrics scrape.
+// Stats returns a snapshot of t's counters. It is safe to call concurrently
+// with RoundTrip and cheap enough for every metrics scrape: atomic loads, and
+// in adaptive mode the traces' mutex, under which it forgets the upstreams
+// whose window has passed.
 func (t *Transport) Stats() Stats {
 	c := &t.counters
 	s := Stats{

@@ -75,17 +75,14 @@ func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 
 // RoundTrip implements http.RoundTripper. It never modifies req: a request
 // it buffers is sent as a shallow copy with Body and GetBody of its own, and
-// the response carries req as its Request.
+// the response carries req as its Request. A request it passes through gets
+// the inner RoundTripper's answer as it is.
 //
-// A buffered request is over, and its buffer given back, when RoundTrip
-// returns an error or when the response body is closed; from then on req.Body
-// is never read again (one Read already in progress may complete) and it is
-// closed exactly once, never by the caller's goroutine: by the goroutine that
-// read it to its end, or else from a goroutine of its own. So a
-// proxy that closes the response body before its handler returns (as
-// httputil.ReverseProxy does) never reads the inbound body after that.
-// RoundTrip never returns a response together with an error. As the
-// RoundTripper contract requires, the caller must close the response body.
+// A buffered request is over when RoundTrip returns an error or the response
+// body is closed; after that req.Body is not read again and its buffer is
+// back in the budget (docs/design.md, "The end of a request", has the whole
+// contract). For a buffered request RoundTrip never returns a response
+// together with an error. The caller must close the response body.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := &t.counters
 	c.requests.Add(1)
