@@ -89,6 +89,7 @@ var (
 	errNoBudget     = &NotReplayableError{Reason: ReasonNoBudget}
 	errStreamedPast = &NotReplayableError{Reason: ReasonStreamedPast}
 	errOver         = &NotReplayableError{Reason: ReasonClosed}
+	errYielded      = &NotReplayableError{Reason: ReasonYielded}
 )
 
 // errInvalidRead is the source's terminal error when its Read returned a

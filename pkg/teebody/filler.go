@@ -6,6 +6,14 @@ import "io"
 // error before the filler gives up with io.ErrNoProgress, as bufio does.
 const maxEmptyReads = 100
 
+// readAhead is how far the filler reads past the furthest follower while
+// replays are possible: the window Go's HTTP/2 server grants a stream. So
+// the filler reads no more of the client than the upstream's flow control
+// lets the transport take, plus this much, and a slow upstream slows the
+// client down as it does through a plain proxy. Once replays are refused, the
+// filler reads only when the newest follower has read everything.
+const readAhead = 1 << 20
+
 // startFillerLocked starts the filler goroutine. It runs until the source
 // ends or the Tee is closed, holding a reference on alive until it exits.
 func (t *Tee) startFillerLocked() {
@@ -26,56 +34,21 @@ func (t *Tee) fill() {
 }
 
 // readSource reads the source into the log until it ends or the Tee is
-// closed, outside the lock for each Read and publishing what it read under
-// it. It reports whether the source ended with io.EOF and is left to the
-// filler to close.
+// closed. Each turn has three steps: wait until a follower needs more
+// (waitForRoomLocked), Read the source outside the lock (readUnlocked), and
+// publish what came (publishLocked). It reports whether the source ended
+// with io.EOF and is left to the filler to close.
 func (t *Tee) readSource() (closeSource bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var (
-		fresh   *chunk              // a new chunk taken, not yet in the log: kept across empty reads
-		refusal *NotReplayableError // why replays end if bytes arrive into fresh, or nil
-		empty   int                 // reads in a row that brought nothing
-	)
+	empty := 0 // reads in a row that brought nothing
 	for {
-		t.waitForNewestLocked()
-		if t.over {
-			if fresh != nil {
-				putChunk(fresh) // Close gave back its charge with all the rest
-			}
+		if !t.waitForRoomLocked() {
+			t.dropFreshLocked()
 			return false
 		}
-		c := t.tailWithRoomLocked()
-		var buf []byte
-		switch {
-		case c != nil:
-		case fresh == nil && t.sizeHint > 0 && t.end == t.sizeHint:
-			// Every byte the caller announced is in: most likely only
-			// io.EOF is left, so look for it without taking a chunk.
-			buf = t.probe[:]
-		default:
-			if fresh == nil {
-				fresh, refusal = t.newChunkLocked()
-			}
-			c = fresh
-		}
-		if c != nil {
-			buf = c.buf[len(c.buf):cap(c.buf)]
-		}
-		t.filling = c
-		t.mu.Unlock()
-		if t.testHookUnlocked != nil {
-			t.testHookUnlocked()
-		}
-		var (
-			n   int
-			err error
-		)
-		if !t.ended.Load() { // Close may have come since the check above
-			n, err = t.src.Read(buf)
-		}
-		t.mu.Lock()
-		t.filling = nil
+		c, buf := t.nextBufferLocked()
+		n, err := t.readUnlocked(c, buf)
 		if t.over {
 			// Close dropped the log and the budget but left c, and its
 			// charge, to us.
@@ -83,34 +56,13 @@ func (t *Tee) readSource() (closeSource bool) {
 				t.refundLocked(c)
 				putChunk(c)
 			}
+			t.fresh = nil
 			return false
 		}
-		if n < 0 || n > len(buf) {
-			n, err = 0, errInvalidRead
-		}
 		if n > 0 {
-			if c == nil { // the probe found bytes beyond the size hint
-				fresh, refusal = t.newChunkLocked()
-				c = fresh
-				copy(c.buf[:cap(c.buf)], buf[:n])
-			}
-			if c == fresh {
-				c.at = t.end
-				t.log = append(t.log, c)
-				if t.replayErr == nil && refusal != nil {
-					// Bytes arrived that cannot be kept: from now on the
-					// body only streams.
-					t.replayErr = refusal
-				}
-				fresh, refusal = nil, nil
-			}
-			c.buf = c.buf[:len(c.buf)+n]
-			t.end += int64(n)
-			t.trimLocked()
-			t.wake.Broadcast()
+			t.publishLocked(c, buf[:n])
 			empty = 0
-		}
-		if n == 0 && err == nil {
+		} else if err == nil {
 			// Nothing changed: no waiter to wake, and the fresh chunk, if
 			// any, waits for the next Read.
 			if empty++; empty < maxEmptyReads {
@@ -119,27 +71,127 @@ func (t *Tee) readSource() (closeSource bool) {
 			err = io.ErrNoProgress
 		}
 		if err != nil {
-			if fresh != nil {
-				t.refundLocked(fresh)
-				putChunk(fresh)
-			}
-			t.srcErr = err
-			t.wake.Broadcast()
-			if err == io.EOF {
-				t.sourceClosing = true
-				return true
-			}
-			return false
+			return t.endLocked(err)
 		}
 	}
 }
 
-// waitForNewestLocked waits, while replays are refused, until the newest
-// follower has read everything, so that at most one chunk is held beyond
-// what it has read, or until the request is over.
-func (t *Tee) waitForNewestLocked() {
-	for t.replayErr != nil && !t.over && t.newest != nil && t.newest.off < t.end {
-		t.wake.Wait()
+// waitForRoomLocked waits until the filler may read on, and reports false
+// if the request is over instead.
+func (t *Tee) waitForRoomLocked() bool {
+	for !t.over && !t.mayReadLocked() {
+		t.fillerWaiting = true
+		t.room.Wait()
+		t.fillerWaiting = false
+	}
+	return !t.over
+}
+
+// mayReadLocked reports whether the filler may read the source now: while
+// replays are possible, as long as it is less than readAhead past the
+// furthest follower; once they are refused, when the newest follower has
+// read everything, so that at most one chunk is held beyond what it has
+// read. A follower waiting for bytes has read everything, so the filler
+// never waits while a follower does.
+func (t *Tee) mayReadLocked() bool {
+	if t.replayErr != nil {
+		return t.newest == nil || t.newest.off >= t.end
+	}
+	return t.end-t.front < readAhead
+}
+
+// nextBufferLocked returns where the next source Read goes: the room left in
+// the log's last chunk, else in a fresh chunk (taken now, or kept from an
+// empty read), or the one-byte probe once every announced byte is in (c is
+// nil then). While replays are possible, the room is cut so that the filler
+// stays within readAhead of the furthest follower.
+func (t *Tee) nextBufferLocked() (c *chunk, buf []byte) {
+	switch c = t.tailWithRoomLocked(); {
+	case c != nil:
+	case t.fresh == nil && t.sizeHint > 0 && t.end == t.sizeHint:
+		// Every byte the caller announced is in: most likely only io.EOF
+		// is left, so look for it without taking a chunk.
+		return nil, t.probe[:]
+	default:
+		if t.fresh == nil {
+			t.fresh, t.refusal = t.newChunkLocked()
+		}
+		c = t.fresh
+	}
+	buf = c.buf[len(c.buf):cap(c.buf)]
+	if t.replayErr == nil {
+		buf = buf[:min(int64(len(buf)), readAhead-(t.end-t.front))]
+	}
+	return c, buf
+}
+
+// readUnlocked reads the source into buf, which is c's spare room or the
+// probe, with mu released; c is the filler's own until the lock is back.
+func (t *Tee) readUnlocked(c *chunk, buf []byte) (n int, err error) {
+	t.filling = c
+	t.mu.Unlock()
+	if t.testHookUnlocked != nil {
+		t.testHookUnlocked()
+	}
+	if !t.ended.Load() { // Close may have come since the check under the lock
+		n, err = t.src.Read(buf)
+	}
+	t.mu.Lock()
+	t.filling = nil
+	if n < 0 || n > len(buf) {
+		n, err = 0, errInvalidRead
+	}
+	return n, err
+}
+
+// publishLocked appends the bytes a Read brought into c (nil: the probe's)
+// to the log, and wakes the followers.
+func (t *Tee) publishLocked(c *chunk, got []byte) {
+	if c == nil { // the probe found bytes beyond the size hint
+		t.fresh, t.refusal = t.newChunkLocked()
+		c = t.fresh
+		copy(c.buf[:cap(c.buf)], got)
+	}
+	if c == t.fresh {
+		c.at = t.end
+		t.log = append(t.log, c)
+		if t.refusal != nil {
+			// Bytes arrived that cannot be kept: from now on the body
+			// only streams.
+			t.refuseLocked(t.refusal)
+		}
+		t.fresh, t.refusal = nil, nil
+	}
+	c.buf = c.buf[:len(c.buf)+len(got)]
+	t.end += int64(len(got))
+	t.trimLocked()
+	t.data.Broadcast()
+}
+
+// endLocked records the source's terminal result and wakes the followers. It
+// reports whether the result is io.EOF, which leaves the source to the
+// filler to close.
+func (t *Tee) endLocked(err error) (closeSource bool) {
+	t.dropFreshLocked()
+	t.srcErr = err
+	t.data.Broadcast()
+	if err == io.EOF {
+		t.sourceClosing = true
+		return true
+	}
+	return false
+}
+
+// dropFreshLocked gives back the fresh chunk, if any: the source ended or the
+// request is over before bytes arrived into it. (After Close its charge is
+// already back; refundLocked then finds nothing left to refund.)
+func (t *Tee) dropFreshLocked() {
+	if t.fresh != nil {
+		if !t.over {
+			t.refundLocked(t.fresh)
+		}
+		putChunk(t.fresh)
+		t.fresh, t.refusal = nil, nil
 	}
 }
 
@@ -155,14 +207,16 @@ func (t *Tee) tailWithRoomLocked() *chunk {
 }
 
 // newChunkLocked takes the next chunk to read into, charged to the limit and
-// the budget while replays are possible. If it cannot be charged, refusal is
-// the reason replays become impossible once bytes arrive into it; the chunk is
+// the budget while replays are possible. Its size is what the body has shown
+// it fills: the largest size class no bigger than the bytes read so far (so
+// a body never holds budget for bytes it only announced), and no bigger than
+// the rest of a body of known length. If it cannot be charged, refusal is the
+// reason replays become impossible once bytes arrive into it; the chunk is
 // then one of at most maxStreamChunk that nothing is charged for.
 func (t *Tee) newChunkLocked() (c *chunk, refusal *NotReplayableError) {
-	size := sizeOfClass(t.class)
-	t.class++
+	size := sizeOfClass(classFilledBy(t.end))
 	if rest := t.sizeHint - t.end; rest > 0 {
-		size = sizeOfClass(classFilledBy(rest))
+		size = min(size, sizeOfClass(classFilledBy(rest)))
 	}
 	if t.replayErr != nil {
 		return getChunk(min(size, maxStreamChunk)), nil
@@ -173,9 +227,12 @@ func (t *Tee) newChunkLocked() (c *chunk, refusal *NotReplayableError) {
 	}
 	size = fitChunk(size, room)
 	if t.budget != nil {
-		// Settle for a smaller chunk rather than give up the replay.
+		// Settle for a smaller chunk rather than give up the replay. A
+		// body that announced more than it could ever keep takes nothing
+		// back from others: it would lose its replay anyway.
+		reclaim := t.sizeHint <= min(t.limit, t.budget.Total())
 		want := size
-		for size > 0 && !t.budget.tryAcquire(int64(size)) {
+		for size > 0 && !t.budget.take(t, int64(size), reclaim) {
 			size = smallerChunk(size)
 		}
 		if size == 0 {

@@ -42,9 +42,7 @@ func (f *follower) Read(p []byte) (int, error) {
 				n += m
 				f.off += int64(m)
 			}
-			if f == t.newest && t.replayErr != nil {
-				t.advanceNewestLocked()
-			}
+			t.advancedLocked(f)
 			if f.off == t.end && t.srcErr != nil {
 				return n, t.srcErr
 			}
@@ -60,7 +58,7 @@ func (f *follower) Read(p []byte) (int, error) {
 		if !t.fillerOn {
 			t.startFillerLocked()
 		}
-		t.wake.Wait()
+		t.data.Wait()
 	}
 }
 
@@ -72,21 +70,28 @@ func (f *follower) Close() error {
 	defer t.mu.Unlock()
 	if !f.closed {
 		f.closed = true
-		t.wake.Broadcast()
+		t.data.Broadcast()
 	}
 	return nil
 }
 
-// advanceNewestLocked runs after the newest follower read, once replays are
-// refused: it drops the chunks the follower has finished, and wakes the
-// filler, which waits for it to read everything before it reads on.
-func (t *Tee) advanceNewestLocked() {
-	if len(t.log) > 0 {
-		if head := t.log[0]; t.newest.off >= head.at+int64(len(head.buf)) {
+// advancedLocked runs after f read: it moves the front, drops, once
+// replays are refused, the chunks the newest follower has finished, and
+// wakes the filler if it waits and may now read a good part of readAhead
+// (half of it: one wake-up per half window, not one per Read), or, once it
+// streams, when the newest follower has read everything.
+func (t *Tee) advancedLocked(f *follower) {
+	t.front = max(t.front, f.off)
+	if t.replayErr != nil && f == t.newest && len(t.log) > 0 {
+		if head := t.log[0]; f.off >= head.at+int64(len(head.buf)) {
 			t.trimLocked()
 		}
 	}
-	if t.newest.off == t.end {
-		t.wake.Broadcast()
+	if !t.fillerWaiting {
+		return
+	}
+	if t.replayErr != nil && f == t.newest && f.off == t.end ||
+		t.replayErr == nil && t.end-t.front <= readAhead/2 {
+		t.room.Signal()
 	}
 }

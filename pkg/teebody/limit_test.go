@@ -153,8 +153,10 @@ func TestZeroLimitStreamsOnly(t *testing.T) {
 }
 
 // A shared budget bounds what all Tees hold together, never blocks, and
-// comes back in full; a body the budget cannot hold streams and refuses
-// replays with ReasonNoBudget.
+// comes back in full. A body that finds it spent takes budget back from the
+// body holding more (which yields, streams on and refuses replays with
+// ReasonYielded) until it would hold more than that body did; then it
+// streams and refuses replays with ReasonNoBudget.
 func TestBudgetSharedAndReturned(t *testing.T) {
 	budget := NewBudget(8 << 10)
 	first := randomBytes(8<<10, 8)
@@ -174,17 +176,49 @@ func TestBudgetSharedAndReturned(t *testing.T) {
 	}
 	_, err := b.NewReader()
 	wantReason(t, err, ReasonNoBudget)
-	closeAndWait(t, b)
-
-	if got, err := io.ReadAll(mustReader(t, a)); err != nil || !bytes.Equal(got, first) {
-		t.Fatalf("a's replay: %d bytes, %v", len(got), err)
+	_, err = a.NewReader()
+	wantReason(t, err, ReasonYielded)
+	if got := budget.Yields(); got != 1 {
+		t.Errorf("yields = %d, want 1", got)
 	}
+	if got := held(a); got != 0 {
+		t.Errorf("a holds %d bytes after it yielded with everything read, want 0", got)
+	}
+	closeAndWait(t, b)
 	closeAndWait(t, a)
 	if got := budget.InUse(); got != 0 {
 		t.Errorf("budget in use after both closed = %d, want 0", got)
 	}
 	if got := budget.Peak(); got != 8<<10 {
 		t.Errorf("budget peak = %d, want %d", got, 8<<10)
+	}
+}
+
+// A body that announces more than the budget or its limit could ever keep
+// takes no budget back from others: it would lose its replay anyway.
+func TestAnnouncedTooLargeTakesNothingBack(t *testing.T) {
+	budget := NewBudget(8 << 10)
+	first := randomBytes(8<<10, 8)
+	a := New(io.NopCloser(bytes.NewReader(first)), WithBudget(budget))
+	defer closeAndWait(t, a)
+	if got, err := io.ReadAll(mustReader(t, a)); err != nil || !bytes.Equal(got, first) {
+		t.Fatalf("a: %d bytes, %v", len(got), err)
+	}
+	for _, opt := range []Option{WithSizeHint(16 << 10), WithLimit(4 << 10)} {
+		second := randomBytes(16<<10, 9)
+		b := New(io.NopCloser(bytes.NewReader(second)), WithBudget(budget), WithSizeHint(16<<10), opt)
+		if got, err := io.ReadAll(mustReader(t, b)); err != nil || !bytes.Equal(got, second) {
+			t.Fatalf("b: %d bytes, %v", len(got), err)
+		}
+		closeAndWait(t, b)
+	}
+	if r, err := a.NewReader(); err != nil {
+		t.Errorf("a's replay refused (%v) for a body that announced more than it could keep", err)
+	} else {
+		r.Close()
+	}
+	if got := budget.Yields(); got != 0 {
+		t.Errorf("yields = %d, want 0", got)
 	}
 }
 

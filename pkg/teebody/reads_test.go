@@ -63,9 +63,11 @@ func TestReplayReadFillsWholeBuffer(t *testing.T) {
 	}
 }
 
-// With the body's length known, one chunk holds it all, and the end is found
-// without taking a second chunk; a wrong hint changes no byte, a negative one
-// counts as none, and none takes more than the limit.
+// With the body's length known, the chunks exceed it by less than the
+// smallest chunk, and the end is found without taking another chunk; a hint
+// never sizes a chunk beyond the bytes that have arrived, so a hint too large
+// costs nothing; a wrong hint changes no byte, a negative one counts as none,
+// and none takes more than the limit.
 func TestSizeHint(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -77,9 +79,9 @@ func TestSizeHint(t *testing.T) {
 		{"right, just over a chunk size", 65 << 10, 65 << 10, 0, 64<<10 + 4<<10},
 		{"right, between chunk sizes", 300 << 10, 300 << 10, 0, 300 << 10},
 		{"right, over the largest chunk", 2<<20 + 1, 2<<20 + 1, 0, 2<<20 + 4<<10},
-		{"too small", 10 << 10, 5 << 10, 0, 4<<10 + 4<<10 + 64<<10},
-		{"too large", 5 << 10, 1 << 20, 0, 1 << 20},
-		{"negative, as none", 5 << 10, -1, 0, 4<<10 + 16<<10},
+		{"too small", 10 << 10, 5 << 10, 0, 3 * 4 << 10},
+		{"too large", 5 << 10, 1 << 20, 0, 2 * 4 << 10},
+		{"negative, as none", 5 << 10, -1, 0, 2 * 4 << 10},
 		{"over the limit", 60 << 10, 1 << 20, 64 << 10, 64 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

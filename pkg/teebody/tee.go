@@ -35,39 +35,49 @@ type Tee struct {
 	done  chan struct{}
 
 	// mu guards every field below, and the bytes of the log's chunks up to
-	// their length. Lock order: mu before the budget's internal lock.
+	// their length. Lock order: mu before the budget's mu (a Budget only
+	// ever TryLocks a Tee's mu; see Budget.reclaimLocked).
 	mu   sync.Mutex
-	wake sync.Cond // on mu; broadcast when any of the fields below changes in a way a waiter cares about
+	data sync.Cond // on mu; followers wait here for bytes, the source's end, or a change of the rules
+	room sync.Cond // on mu; the filler waits here until it may read on
 
 	log    []*chunk // the kept chunks, in order; all but the last are full
 	start  int64    // offset of the first byte still kept (log[0].at, or end when the log is empty)
 	end    int64    // bytes read from the source so far
+	front  int64    // the furthest offset any follower has read to
 	srcErr error    // the source's terminal result (io.EOF or its error), once the filler saw it
 
-	charged int64   // chunk capacity charged to the limit and the budget, the filler's chunks included
-	class   int     // size class of the filler's next new chunk when no size hint sizes it; grows by one per chunk
-	filling *chunk  // chunk the filler is reading into outside mu, or nil; owned by the filler
-	probe   [1]byte // what the filler reads into to find the end of a body of sizeHint bytes; owned by the filler
+	charged int64               // chunk capacity charged to the limit and the budget, the filler's chunks included
+	fresh   *chunk              // a chunk the filler took for bytes not yet arrived, outside the log; owned by the filler
+	refusal *NotReplayableError // why replays end once bytes arrive into fresh, or nil; owned by the filler
+	filling *chunk              // chunk the filler is reading into outside mu, or nil; owned by the filler
+	probe   [1]byte             // what the filler reads into to find the end of a body of sizeHint bytes; owned by the filler
 
+	fillerOn      bool // the filler has been started
+	fillerWaiting bool // the filler waits on room
 	// sourceClosing is set once the source's Close is under way: by the
 	// filler after the source returned io.EOF, or else by Close.
 	sourceClosing bool
+	over          bool // Close was called: the request is over
 
 	// replayErr is nil while every byte read is kept, so that a new follower
-	// can start from offset 0. Once set (overflow or Seal) it never changes
-	// back; bytes behind the newest follower are dropped from then on.
+	// can start from offset 0. Once set (overflow, Seal or a yield) it never
+	// changes back; bytes behind the newest follower are dropped from then on.
 	replayErr *NotReplayableError
 
 	newest    *follower // the follower handed out last, or nil
 	handedOut int       // followers handed out so far
-	fillerOn  bool      // the filler has been started
-	sealed    bool      // Seal was called
-	over      bool      // Close was called: the request is over
 
 	// ended mirrors over (set with it, under mu) for the filler's last check
 	// right before a source Read, made without the lock so that the window in
 	// which Close can come unseen is an atomic load wide, not an Unlock.
 	ended atomic.Bool
+
+	// budgeted and slot belong to the budget, which guards them with its own
+	// mu: what the Tee holds of it, and the Tee's index among the bodies that
+	// can yield (-1 when it is not one of them).
+	budgeted int64
+	slot     int
 
 	// testHookUnlocked, if set (by tests, before the filler starts), runs on
 	// the filler each time it has dropped the lock to Read the source.
@@ -82,11 +92,12 @@ type Tee struct {
 // and closed exactly once: by the filler as soon as src returned io.EOF,
 // otherwise after Close. The caller must call Close when the request is over.
 func New(src io.ReadCloser, opts ...Option) *Tee {
-	t := &Tee{src: src, limit: DefaultLimit, done: make(chan struct{})}
+	t := &Tee{src: src, limit: DefaultLimit, done: make(chan struct{}), slot: -1}
 	for _, o := range opts {
 		o(t)
 	}
-	t.wake.L = &t.mu
+	t.data.L = &t.mu
+	t.room.L = &t.mu
 	t.alive = refcount.New(t.finish)
 	return t
 }
@@ -129,15 +140,11 @@ func (t *Tee) NewReader() (io.ReadCloser, error) {
 func (t *Tee) Seal() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.over || t.sealed {
+	if t.over {
 		return
 	}
-	t.sealed = true
-	if t.replayErr == nil {
-		t.replayErr = errStreamedPast
-	}
+	t.refuseLocked(errStreamedPast)
 	t.trimLocked()
-	t.wake.Broadcast()
 }
 
 // Close ends the request. From its return on, the source is never read again
@@ -167,7 +174,8 @@ func (t *Tee) Close() error {
 	t.ended.Store(true)
 	t.newest = nil
 	t.dropAllLocked()
-	t.wake.Broadcast()
+	t.data.Broadcast()
+	t.room.Broadcast()
 	closeSource := !t.sourceClosing
 	t.sourceClosing = true
 	t.mu.Unlock()
@@ -225,12 +233,48 @@ func (t *Tee) chunkAtLocked(off int64) *chunk {
 	return t.log[i-1]
 }
 
-// trimLocked drops, once replays are refused, the chunks that hold only bytes
-// the newest follower has already read, and gives back their budget. The
-// chunk the filler is reading into stays: it is dropped by a later trim.
-func (t *Tee) trimLocked() {
-	if t.replayErr == nil {
+// refuseLocked ends replays for err's reason, unless they had already
+// ended, and wakes the followers, for whom the rules change: from now on
+// only the newest one is fed.
+func (t *Tee) refuseLocked(err *NotReplayableError) {
+	if t.replayErr != nil {
 		return
+	}
+	t.replayErr = err
+	if t.budget != nil {
+		t.budget.retire(t)
+	}
+	t.data.Broadcast()
+}
+
+// yieldLocked gives up t's replay for the budget, which calls it with its
+// own mu held, and returns the charge of the chunks it dropped, for the
+// budget to take back (so it must not call the budget itself). What the
+// newest follower has not read yet stays, still charged.
+func (t *Tee) yieldLocked() (freed int64) {
+	if t.replayErr != nil || t.over {
+		return 0 // not a holder the budget can take from; kept for safety
+	}
+	t.replayErr = errYielded
+	t.data.Broadcast()
+	return t.dropReadLocked()
+}
+
+// trimLocked drops, once replays are refused, the chunks that hold only
+// bytes the newest follower has already read, and gives back their budget.
+func (t *Tee) trimLocked() {
+	if freed := t.dropReadLocked(); freed > 0 && t.budget != nil {
+		t.budget.give(t, freed)
+	}
+}
+
+// dropReadLocked drops, once replays are refused, the chunks that hold only
+// bytes the newest follower has already read, and returns what they were
+// charged, which it takes off t.charged but does not give back to the
+// budget. The chunk the filler is reading into stays: a later trim drops it.
+func (t *Tee) dropReadLocked() (freed int64) {
+	if t.replayErr == nil {
+		return 0
 	}
 	keepFrom := t.end
 	if t.newest != nil {
@@ -241,13 +285,14 @@ func (t *Tee) trimLocked() {
 		if c == t.filling || c.at+int64(len(c.buf)) > keepFrom {
 			break
 		}
-		t.refundLocked(c)
+		freed += c.charged
 		putChunk(c)
 		n++
 	}
 	if n == 0 {
-		return
+		return 0
 	}
+	t.charged -= freed
 	rest := copy(t.log, t.log[n:])
 	clear(t.log[rest:])
 	t.log = t.log[:rest]
@@ -256,6 +301,7 @@ func (t *Tee) trimLocked() {
 	} else {
 		t.start = t.end
 	}
+	return freed
 }
 
 // dropAllLocked drops every kept chunk and gives back the budget, at the end
@@ -274,8 +320,11 @@ func (t *Tee) dropAllLocked() {
 	if t.filling != nil {
 		keep = t.filling.charged
 	}
-	if t.budget != nil && t.charged > keep {
-		t.budget.release(t.charged - keep)
+	if t.budget != nil {
+		t.budget.retire(t)
+		if t.charged > keep {
+			t.budget.give(t, t.charged-keep)
+		}
 	}
 	t.charged = keep
 }
@@ -286,7 +335,7 @@ func (t *Tee) refundLocked(c *chunk) {
 		return
 	}
 	if t.budget != nil {
-		t.budget.release(c.charged)
+		t.budget.give(t, c.charged)
 	}
 	t.charged -= c.charged
 	c.charged = 0
