@@ -73,9 +73,9 @@ func (b *Budget) take(t *Tee, n int64, reclaim bool) bool {
 	defer b.mu.Unlock()
 	if b.used+n > b.total && reclaim {
 		b.reclaimLocked(t, n)
-		if b.used+n > b.total {
-			return false
-		}
+	}
+	if b.used+n > b.total {
+		return false
 	}
 	b.chargeLocked(t, n)
 	if t.slot < 0 {

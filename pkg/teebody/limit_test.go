@@ -204,13 +204,21 @@ func TestAnnouncedTooLargeTakesNothingBack(t *testing.T) {
 	if got, err := io.ReadAll(mustReader(t, a)); err != nil || !bytes.Equal(got, first) {
 		t.Fatalf("a: %d bytes, %v", len(got), err)
 	}
-	for _, opt := range []Option{WithSizeHint(16 << 10), WithLimit(4 << 10)} {
+	for _, limit := range []int64{
+		DefaultLimit, // b announces more than the budget
+		4 << 10,      // b announces more than its limit
+	} {
 		second := randomBytes(16<<10, 9)
-		b := New(io.NopCloser(bytes.NewReader(second)), WithBudget(budget), WithSizeHint(16<<10), opt)
+		b := New(io.NopCloser(bytes.NewReader(second)), WithBudget(budget), WithSizeHint(16<<10), WithLimit(limit))
 		if got, err := io.ReadAll(mustReader(t, b)); err != nil || !bytes.Equal(got, second) {
 			t.Fatalf("b: %d bytes, %v", len(got), err)
 		}
+		_, err := b.NewReader()
+		wantReason(t, err, ReasonNoBudget)
 		closeAndWait(t, b)
+	}
+	if got := budget.Peak(); got != 8<<10 {
+		t.Errorf("budget peak = %d, want %d", got, 8<<10)
 	}
 	if r, err := a.NewReader(); err != nil {
 		t.Errorf("a's replay refused (%v) for a body that announced more than it could keep", err)
