@@ -13,9 +13,10 @@ type chunk struct {
 }
 
 // The chunk sizes, smallest first. A body's first chunk is small so that a
-// short body holds little; later ones grow, four times each, so that a long
-// body is read in large pieces with few wake-ups, as net/http's HTTP/2
-// transport reads a body itself (up to 512 KiB at a time).
+// short body holds little; later ones grow with the bytes that have arrived
+// (each at most what is already in), so that a long body is read in large
+// pieces with few wake-ups, as net/http's HTTP/2 transport reads a body
+// itself (up to 512 KiB at a time).
 var chunkSizes = [...]int{4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20}
 
 // maxStreamChunk is the largest chunk a Tee takes once it only streams (the

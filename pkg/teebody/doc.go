@@ -22,7 +22,9 @@
 //
 //  1. Open: NewReader hands out followers. The filler keeps every byte, as
 //     long as the per-request limit (WithLimit) and the shared Budget
-//     (WithBudget) allow.
+//     (WithBudget) allow, and reads at most 1 MiB past the furthest
+//     follower, so that a slow upstream slows the client down as it would
+//     through a plain proxy.
 //  2. Sealed (Seal): a response arrived, so no replay can happen any more.
 //     No new follower is handed out; the newest one streams on, and the bytes
 //     behind it are dropped as it reads them.
@@ -34,10 +36,10 @@
 //     otherwise on a goroutine of its own. Done is closed when the filler and
 //     the source's Close have returned.
 //
-// When a body outgrows the limit or the budget, the Tee does not block and
-// does not fail the request: it keeps streaming to the newest follower,
-// holding at most one chunk that the follower has not read yet, and only
-// replays fail. Every refused replay is a *NotReplayableError, which matches
+// When a body outgrows the limit or the budget, or yields its budget to a
+// smaller body, the Tee does not block and does not fail the request: it
+// keeps streaming to the newest follower, holding at most one chunk that the
+// follower has not read yet, and only replays fail. Every refused replay is a *NotReplayableError, which matches
 // ErrNotReplayable with errors.Is and tells its Reason through errors.As.
 //
 // # Guarantees

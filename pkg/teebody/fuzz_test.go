@@ -33,9 +33,11 @@ type readResult struct {
 
 // FuzzTee drives a Tee through a random sequence of operations — source
 // pieces (empty ones too) and its end, reads of random sizes, new followers,
-// follower and owner closes, Seal — under tiny limits and budgets, right and
-// wrong size hints, and checks every follower against a plain model of the
-// body (the invariants in docs/design.md), and who closes the source when.
+// follower and owner closes, Seal, and a rival body on the same budget that
+// grows, so that either may yield to the other — under tiny limits and
+// budgets, right and wrong size hints, and checks every follower against a
+// plain model of the body (the invariants in docs/design.md), and who closes
+// the source when.
 func FuzzTee(f *testing.F) {
 	for _, seed := range [][]byte{
 		{0, 0},
@@ -63,6 +65,12 @@ func FuzzTee(f *testing.F) {
 		{3, 0, 3, 4, 0, 1, 1, 0, 100, 100, 4, 0, 255, 255, 4, 0, 255, 255, 0, 100, 100, 4, 0, 255, 255, 4, 0, 255, 255, 1, 4, 0, 255, 255, 4, 0, 255, 255, 4, 0, 255, 255},
 		// A budget that takes a smaller chunk, then none.
 		{6, 3, 3, 4, 0, 1, 1, 0, 100, 100, 0, 100, 100, 4, 0, 255, 255, 4, 0, 255, 255, 4, 0, 255, 255, 4, 0, 255, 255, 4, 0, 255, 255, 1, 4, 0, 255, 255},
+		// The Tee grows, then the rival: the Tee, holding more, yields to it
+		// with bytes its follower has not read yet, streams them on, then
+		// refuses a replay.
+		{6, 4, 3, 0, 70, 70, 0, 70, 70, 0, 70, 70, 0, 70, 70, 4, 0, 94, 94, 4, 0, 94, 94, 8, 70, 70, 8, 70, 70, 8, 70, 70, 4, 0, 94, 94, 3, 0, 70, 70, 4, 0, 94, 94},
+		// The rival grows first and yields to the Tee, which keeps its replay.
+		{6, 4, 8, 70, 70, 8, 70, 70, 8, 70, 70, 8, 70, 70, 3, 0, 70, 70, 0, 70, 70, 4, 0, 94, 94, 4, 0, 94, 94, 0, 70, 70, 4, 0, 94, 94, 3, 4, 1, 94, 94},
 	} {
 		f.Add(seed)
 	}
@@ -103,6 +111,10 @@ func runFuzzScript(t *testing.T, script []byte) {
 	src := newScriptedSource()
 	src.endWithLast = endWithLast
 	tee := New(src, opts...)
+	var rival *rivalBody // a second body on the budget, which yields or makes the Tee yield
+	if budget != nil {
+		rival = newRival(budget)
+	}
 	var (
 		fed          int   // bytes fed to the source
 		emptyRun     int   // empty pieces fed since the last bytes; kept under maxEmptyReads
@@ -143,11 +155,19 @@ func runFuzzScript(t *testing.T, script []byte) {
 				case errors.Is(err, ErrNotReplayable):
 					var nre *NotReplayableError
 					errors.As(err, &nre)
+					if i == len(followers)-1 {
+						// Bytes are dropped only behind the newest
+						// follower, which streams on whatever happens.
+						check("the newest follower %d refused: %v", i, err)
+					}
 					if nre.Reason == ReasonTooLarge && int64(fed) <= limit {
 						check("follower %d: too large with %d bytes fed under a limit of %d", i, fed, limit)
 					}
 					if nre.Reason == ReasonStreamedPast && !sealed {
 						check("follower %d: streamed past, but the Tee was never sealed", i)
+					}
+					if nre.Reason == ReasonYielded && budget == nil {
+						check("follower %d: yielded, without a budget to yield to", i)
 					}
 					f.done = true
 				case err == ended:
@@ -166,7 +186,7 @@ func runFuzzScript(t *testing.T, script []byte) {
 	}
 
 	for steps := 0; len(script) > 0 && steps < 200; steps++ {
-		switch op := next() % 8; op {
+		switch op := next() % 9; op {
 		case 0: // feed the source
 			if ended != nil {
 				break
@@ -208,6 +228,8 @@ func runFuzzScript(t *testing.T, script []byte) {
 					check("NewReader: closed, but the Tee is not")
 				case nre.Reason == ReasonStreamedPast && !sealed:
 					check("NewReader: streamed past, but the Tee was never sealed")
+				case nre.Reason == ReasonYielded && budget == nil:
+					check("NewReader: yielded, without a budget to yield to")
 				case nre.Reason == ReasonTooLarge && int64(fed) <= limit:
 					check("NewReader: too large with %d bytes fed under a limit of %d", fed, limit)
 				case len(followers) == 0 && !over:
@@ -256,8 +278,12 @@ func runFuzzScript(t *testing.T, script []byte) {
 			// Read still pending, which comes back as soon as that Read
 			// returns: the source's Close, on its own goroutine, ends it.
 			synctest.Wait()
-			if budget != nil && budget.InUse() != 0 {
-				check("budget in use after Close and the pending Read = %d", budget.InUse())
+			if budget != nil && budget.InUse() != rival.held() {
+				check("budget in use after Close and the pending Read = %d, the rival holds %d", budget.InUse(), rival.held())
+			}
+		case 8: // the rival grows by a piece, which its follower reads
+			if rival != nil {
+				rival.grow(t, next()*next()%5001)
 			}
 		}
 		synctest.Wait()
@@ -287,6 +313,9 @@ func runFuzzScript(t *testing.T, script []byte) {
 		}
 	}
 	<-tee.Done()
+	if rival != nil {
+		rival.close(t)
+	}
 	if budget != nil && budget.InUse() != 0 {
 		check("budget in use at the end = %d", budget.InUse())
 	}
@@ -329,4 +358,54 @@ func checkBounds(t *testing.T, tee *Tee, limit int64, budget *Budget) {
 	if held := unchargedHeld(tee); held > maxStreamChunk {
 		t.Errorf("%d bytes held beyond the limit and the budget, more than one chunk", held)
 	}
+}
+
+// rivalBody is a second body on the fuzzed Tee's budget: a Tee fed and read
+// piece by piece by one follower, which must stream its exact bytes whether
+// it keeps its budget, yields it, or takes it from the fuzzed Tee.
+type rivalBody struct {
+	tee *Tee
+	src *scriptedSource
+	r   io.ReadCloser
+	fed int
+}
+
+func newRival(budget *Budget) *rivalBody {
+	src := newScriptedSource()
+	tee := New(src, WithBudget(budget))
+	r, _ := tee.NewReader() // the first reader of a fresh Tee
+	return &rivalBody{tee: tee, src: src, r: r}
+}
+
+// grow feeds the rival n bytes and reads them through its follower.
+func (rb *rivalBody) grow(t *testing.T, n int) {
+	t.Helper()
+	piece := make([]byte, n)
+	for i := range piece {
+		piece[i] = bodyByte(rb.fed + i)
+	}
+	rb.src.feed(piece)
+	got := make([]byte, n)
+	if _, err := io.ReadFull(rb.r, got); err != nil || !bytes.Equal(got, piece) {
+		t.Errorf("rival: %d bytes at %d differ or fail: %v", n, rb.fed, err)
+	}
+	rb.fed += n
+}
+
+// held returns what the rival holds of the budget, or 0 for no rival.
+func (rb *rivalBody) held() int64 {
+	if rb == nil {
+		return 0
+	}
+	rb.tee.mu.Lock()
+	defer rb.tee.mu.Unlock()
+	return rb.tee.charged
+}
+
+func (rb *rivalBody) close(t *testing.T) {
+	t.Helper()
+	if err := rb.tee.Close(); err != nil {
+		t.Errorf("rival Close: %v", err)
+	}
+	<-rb.tee.Done()
 }

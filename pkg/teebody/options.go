@@ -25,20 +25,25 @@ func WithOnDone(f func()) Option {
 }
 
 // WithBudget makes the Tee charge what it keeps to b, a budget shared with
-// other Tees, before it keeps it. When b cannot take a chunk, the body goes on
-// streaming to the newest follower, and its replays fail with ReasonNoBudget.
-// The Tee gives back all it took when it is closed, or earlier, as soon as it
-// drops bytes that no replay can need. A nil b means no shared budget.
+// other Tees, before it keeps it. When b has nothing free, bodies holding
+// more yield to this one (see Budget); when none can, the body goes on
+// streaming to the newest follower, and its replays fail with
+// ReasonNoBudget. The Tee gives back all it took when it is closed, or
+// earlier, as soon as it drops bytes that no replay can need. A nil b means
+// no shared budget.
 func WithBudget(b *Budget) Option {
 	return func(t *Tee) { t.budget = b }
 }
 
 // WithSizeHint tells the Tee the body's length when it is known in advance
-// (a request's ContentLength), so that its chunks are sized from what the
-// body has left: the largest that it fills (up to 1 MiB), then smaller ones,
-// so that they exceed the body by less than 4 KiB; and so that the filler
-// finds the end without taking another chunk. A hint of zero or less means unknown. A wrong hint
-// costs only memory or reads: the bytes are the source's, whatever it said.
+// (a request's ContentLength). The hint only ever makes chunks smaller: each
+// is at most what the body has left, so that the chunks exceed the body by
+// less than 4 KiB, and the filler finds the end without taking another
+// chunk. It never makes one larger than the bytes that have arrived, so a
+// client that announces much and sends little holds little. A body that
+// announces more than its limit or its budget could keep takes no budget back
+// from others. A hint of zero or less means unknown. A wrong hint costs only
+// memory or reads: the bytes are the source's, whatever it said.
 func WithSizeHint(n int64) Option {
 	return func(t *Tee) { t.sizeHint = max(n, 0) }
 }
