@@ -1,14 +1,10 @@
 package transport
 
 import (
-	"encoding/json"
 	"errors"
 	"log"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/teebody/teebody/pkg/teebody"
 )
@@ -78,79 +74,25 @@ func ShouldRetryLater(err error) bool {
 		strings.Contains(msg, errTextClosedServerBody)
 }
 
-// status is the subset of a Kubernetes metav1.Status that WriteRetryLater
-// writes, spelled out here so that the library needs no Kubernetes module.
-type status struct {
-	Kind       string         `json:"kind"`
-	APIVersion string         `json:"apiVersion"`
-	Metadata   struct{}       `json:"metadata"`
-	Status     string         `json:"status"`
-	Message    string         `json:"message"`
-	Reason     string         `json:"reason"`
-	Details    *statusDetails `json:"details,omitempty"`
-	Code       int            `json:"code"`
-}
-
-type statusDetails struct {
-	RetryAfterSeconds int64 `json:"retryAfterSeconds,omitempty"`
-}
-
-// retryAfterSeconds rounds d up to whole seconds, at least 1, the form of
-// the Retry-After header. d <= 0 means DefaultRetryAfter.
-func retryAfterSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		d = DefaultRetryAfter
-	}
-	return max(1, int64(math.Ceil(d.Seconds())))
-}
-
-// WriteRetryLater answers with 429 Too Many Requests, a Retry-After header
-// of retryAfter rounded up to whole seconds (at least 1; <= 0 means
-// DefaultRetryAfter), and a Kubernetes Status body (reason TooManyRequests,
-// details.retryAfterSeconds) — the answer a Kubernetes API server gives
-// while it cannot take a request, which client-go and kubectl retry for
-// every verb after the delay. It must be called before anything else was
-// written to w.
-func WriteRetryLater(w http.ResponseWriter, retryAfter time.Duration) {
-	secs := retryAfterSeconds(retryAfter)
-	body, err := json.Marshal(status{
-		Kind:       "Status",
-		APIVersion: "v1",
-		Status:     "Failure",
-		Message: "the request body could not be replayed after the upstream closed its connection; " +
-			"please try again in " + strconv.FormatInt(secs, 10) + "s",
-		Reason:  "TooManyRequests",
-		Details: &statusDetails{RetryAfterSeconds: secs},
-		Code:    http.StatusTooManyRequests,
-	})
-	if err != nil { // a fixed struct of strings and integers always marshals
-		panic("transport: marshal Status: " + err.Error())
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Retry-After", strconv.FormatInt(secs, 10))
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusTooManyRequests)
-	_, _ = w.Write(body) // an error means the client is gone: nobody left to tell
-}
-
 // ErrorHandler answers a request that the inner RoundTripper failed, for use
 // as httputil.ReverseProxy.ErrorHandler: when ShouldRetryLater(err), with
 // WriteRetryLater and the Config's RetryAfter (counted in
-// Stats.RetryLaterWritten); otherwise as ReverseProxy's default does, by
-// logging "http: proxy error: err" to Config.ErrorLog and answering 502 Bad
-// Gateway. It is safe for concurrent use.
+// Stats.RetryLaterWritten); otherwise by logging "http: proxy error: err" to
+// Config.ErrorLog, as ReverseProxy's default does, and answering with
+// WriteBadGateway (counted in Stats.BadGatewayWritten). Responder gives the
+// same answers to proxies that take an ErrorResponder. It must be called
+// before anything else was written to w, and is safe for concurrent use.
 func (t *Transport) ErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	if ShouldRetryLater(err) {
 		t.counters.retryLaterWritten.Add(1)
 		WriteRetryLater(w, t.cfg.retryAfter())
 		return
 	}
+	t.counters.badGatewayWritten.Add(1)
 	logf := log.Printf
 	if t.cfg.ErrorLog != nil {
 		logf = t.cfg.ErrorLog.Printf
 	}
 	logf("http: proxy error: %v", err)
-	w.WriteHeader(http.StatusBadGateway)
+	WriteBadGateway(w, err)
 }

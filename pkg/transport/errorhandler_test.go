@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -53,6 +54,17 @@ func TestWriteRetryLater(t *testing.T) {
 // the given retryAfterSeconds, field by field, with nothing else in it.
 func checkStatusBody(t *testing.T, b []byte, retryAfter int64) {
 	t.Helper()
+	checkStatus(t, b, http.StatusTooManyRequests, map[string]any{
+		"reason":  "TooManyRequests",
+		"details": map[string]any{"retryAfterSeconds": float64(retryAfter)},
+	})
+}
+
+// checkStatus checks b is exactly a failure Status of the given code with a
+// message and the fields of more, with nothing else in it, and returns its
+// message.
+func checkStatus(t *testing.T, b []byte, code int, more map[string]any) string {
+	t.Helper()
 	var got map[string]any
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatalf("body %q is not JSON: %v", b, err)
@@ -67,13 +79,13 @@ func checkStatusBody(t *testing.T, b []byte, retryAfter int64) {
 		"metadata":   map[string]any{},
 		"status":     "Failure",
 		"message":    msg,
-		"reason":     "TooManyRequests",
-		"details":    map[string]any{"retryAfterSeconds": float64(retryAfter)},
-		"code":       float64(http.StatusTooManyRequests),
+		"code":       float64(code),
 	}
+	maps.Copy(want, more)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Status body\n got %v\nwant %v", got, want)
 	}
+	return msg
 }
 
 func TestShouldRetryLater(t *testing.T) {
@@ -149,7 +161,10 @@ func TestErrorHandler(t *testing.T) {
 	if want := "http: proxy error: dial tcp: connection refused\n"; logged.String() != want {
 		t.Errorf("logged %q, want %q", logged.String(), want)
 	}
-	if n := tr.Stats().RetryLaterWritten; n != 1 {
-		t.Errorf("RetryLaterWritten = %d after a 502, want 1", n)
+	if want := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"proxy error: dial tcp: connection refused","code":502}`; rec.Body.String() != want {
+		t.Errorf("502 body %s, want %s", rec.Body.String(), want)
+	}
+	if st := tr.Stats(); st.RetryLaterWritten != 1 || st.BadGatewayWritten != 1 {
+		t.Errorf("RetryLaterWritten, BadGatewayWritten = %d, %d after a 429 and a 502, want 1, 1", st.RetryLaterWritten, st.BadGatewayWritten)
 	}
 }

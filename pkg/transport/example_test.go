@@ -195,3 +195,32 @@ func Example_adaptive() {
 	// 200 OK upstream got 5 bytes
 	// buffered: 0 quiet: 2 peak bytes held: 0
 }
+
+// Responder is ErrorHandler in the shape of apimachinery's
+// proxy.ErrorResponder, for UpgradeAwareHandler:
+//
+//	h := proxy.NewUpgradeAwareHandler(location, tr, wrapTransport, false, tr.Responder())
+//
+// A body that could not be replayed is answered 429 with Retry-After, any
+// other error 502, both with a Kubernetes Status that client-go decodes.
+func ExampleTransport_Responder() {
+	cfg := transport.DefaultConfig()
+	cfg.ErrorLog = log.New(io.Discard, "", 0) // where the 502s' errors go
+	tr := transport.New(nil, cfg)
+	responder := tr.Responder()
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/default/configmaps", nil)
+	for _, err := range []error{
+		&teebody.NotReplayableError{Reason: teebody.ReasonTooLarge},
+		errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"),
+	} {
+		rec := httptest.NewRecorder()
+		responder.Error(rec, req, err)
+		fmt.Println(rec.Code, rec.Header().Get("Retry-After"), rec.Body.String())
+	}
+	st := tr.Stats()
+	fmt.Println("429s:", st.RetryLaterWritten, "502s:", st.BadGatewayWritten)
+	// Output:
+	// 429 1 {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the request body could not be replayed after the upstream closed its connection; please try again in 1s","reason":"TooManyRequests","details":{"retryAfterSeconds":1},"code":429}
+	// 502  {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"proxy error: dial tcp 127.0.0.1:6443: connect: connection refused","code":502}
+	// 429s: 1 502s: 1
+}

@@ -21,8 +21,13 @@ type Stats struct {
 	// BudgetRefusals counts the requests whose buffering the shared budget
 	// cut short (they streamed on and lost only their replay).
 	BudgetRefusals int64
-	// RetryLaterWritten counts the 429 answers written by ErrorHandler.
+	// RetryLaterWritten counts the 429 answers written by ErrorHandler
+	// (and by the ErrorResponder of Responder).
 	RetryLaterWritten int64
+	// BadGatewayWritten counts the 502 answers written by ErrorHandler (and
+	// by the ErrorResponder of Responder): errors that did not mean the
+	// body could not be replayed.
+	BadGatewayWritten int64
 	// AdaptiveTraces counts the traces of GOAWAY that adaptive mode saw:
 	// requests that failed with an error for which ShouldRetryLater is
 	// true, and replays served (one GOAWAY may leave several). Always 0
@@ -70,6 +75,7 @@ type counters struct {
 	refusedStreamedPast, refusedClosed   atomic.Int64
 	refusedYielded                       atomic.Int64
 	budgetRefusals, retryLaterWritten    atomic.Int64
+	badGatewayWritten                    atomic.Int64
 	adaptiveTraces                       atomic.Int64
 }
 
@@ -99,6 +105,7 @@ func (t *Transport) Stats() Stats {
 		},
 		BudgetRefusals:    c.budgetRefusals.Load(),
 		RetryLaterWritten: c.retryLaterWritten.Load(),
+		BadGatewayWritten: c.badGatewayWritten.Load(),
 		AdaptiveTraces:    c.adaptiveTraces.Load(),
 	}
 	if t.traces != nil {
