@@ -11,10 +11,13 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// adaptiveConfig is quietConfig in adaptive mode.
+// adaptiveConfig is quietConfig in adaptive mode, without a floor: every
+// request to a quiet upstream passes through (adaptivefloor_test.go tests
+// the floor).
 func adaptiveConfig() transport.Config {
 	cfg := quietConfig()
 	cfg.Adaptive = true
+	cfg.AdaptiveFloorBytes = 0
 	return cfg
 }
 

@@ -17,6 +17,9 @@ const (
 	// EnvAdaptive names the environment variable that sets Config.Adaptive
 	// in ConfigFromEnv.
 	EnvAdaptive = "TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_ADAPTIVE"
+	// EnvAdaptiveFloorBytes names the environment variable that overrides
+	// Config.AdaptiveFloorBytes in ConfigFromEnv.
+	EnvAdaptiveFloorBytes = "TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_ADAPTIVE_FLOOR"
 )
 
 const (
@@ -34,6 +37,10 @@ const (
 	// an upstream after its latest trace of GOAWAY, when
 	// Config.AdaptiveWindow is zero.
 	DefaultAdaptiveWindow = time.Hour
+	// DefaultAdaptiveFloorBytes is how much of a body adaptive mode keeps
+	// for an upstream without a trace of GOAWAY: 64 KiB, more than typical
+	// Kubernetes writes, as linkerd caps every body it keeps.
+	DefaultAdaptiveFloorBytes = 64 << 10
 )
 
 // Config configures a Transport. The zero Config disables buffering: every
@@ -74,6 +81,15 @@ type Config struct {
 	// requests buffered in adaptive mode. <= 0 means DefaultAdaptiveWindow.
 	AdaptiveWindow time.Duration
 
+	// AdaptiveFloorBytes is what adaptive mode keeps of a body for an
+	// upstream without a trace: a body that announces at most this much,
+	// or announces nothing, is buffered with this as its limit, so that a
+	// quiet upstream's first GOAWAY costs no 429 for small writes; a body
+	// that announces more passes through. <= 0: every request to a quiet
+	// upstream passes through. DefaultConfig sets
+	// DefaultAdaptiveFloorBytes.
+	AdaptiveFloorBytes int64
+
 	// ErrorLog receives the errors that ErrorHandler answers with 502, as
 	// httputil.ReverseProxy.ErrorLog does. nil: the log package's standard
 	// logger.
@@ -81,12 +97,14 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: DefaultTotalBytes in all,
-// DefaultPerRequestBytes per request, DefaultRetryAfter.
+// DefaultPerRequestBytes per request, DefaultRetryAfter, and
+// DefaultAdaptiveFloorBytes for adaptive mode (which is off).
 func DefaultConfig() Config {
 	return Config{
-		TotalBytes:      DefaultTotalBytes,
-		PerRequestBytes: DefaultPerRequestBytes,
-		RetryAfter:      DefaultRetryAfter,
+		TotalBytes:         DefaultTotalBytes,
+		PerRequestBytes:    DefaultPerRequestBytes,
+		RetryAfter:         DefaultRetryAfter,
+		AdaptiveFloorBytes: DefaultAdaptiveFloorBytes,
 	}
 }
 

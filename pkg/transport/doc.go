@@ -27,15 +27,18 @@
 // for a protocol upgrade (an Upgrade header, "Connection: Upgrade", or
 // X-Stream-Protocol-Version as kubectl exec, attach and port-forward send),
 // when the Config disables buffering, and, in adaptive mode, when its
-// upstream has left no trace of GOAWAY lately.
+// upstream has left no trace of GOAWAY lately and the body announces more
+// than Config.AdaptiveFloorBytes.
 //
 // Any other request is sent as a shallow copy whose Body and GetBody read
 // one teebody.Tee around the original body: bytes go to the upstream as they
 // arrive and are kept while a replay is still possible, up to
 // Config.PerRequestBytes per request and Config.TotalBytes in all. A body
-// that outgrows its limit or meets a spent budget streams on and loses only
-// its replay; nothing waits for budget. The caller's request is never
-// modified.
+// that outgrows its limit, or meets a spent budget that no larger body can
+// yield to it, streams on and loses only its replay; nothing waits for
+// budget. The Tee reads the body at most 1 MiB ahead of what the upstream
+// took, and charges the budget for what has arrived, not for what the body
+// announced. The caller's request is never modified.
 //
 // Once a response arrives nothing more is kept. The request is over when
 // RoundTrip returns an error or the response body is closed, and at once for
@@ -48,8 +51,8 @@
 // DefaultConfig keeps up to DefaultPerRequestBytes (50 MiB) per request and
 // DefaultTotalBytes (500 MiB) in all, and announces a Retry-After of one
 // second. ConfigFromEnv starts from it and reads EnvTotalBytes,
-// EnvPerRequestBytes (in bytes or with a unit, see ParseSize) and
-// EnvAdaptive (strconv.ParseBool forms). A size <= 0 disables buffering, the
+// EnvPerRequestBytes, EnvAdaptiveFloorBytes (in bytes or with a unit, see
+// ParseSize) and EnvAdaptive (strconv.ParseBool forms). A size <= 0 disables buffering, the
 // per-request limit is capped at the total, and a malformed value is an
 // error naming the variable and the value.
 //
@@ -69,8 +72,11 @@
 // (scheme and host of the outgoing URL) left a trace of GOAWAY within
 // Config.AdaptiveWindow (DefaultAdaptiveWindow, one hour): a request that
 // failed with an error for which ShouldRetryLater is true, or a replay
-// served. Each trace renews the window; other requests pass through and hold
-// nothing. The first requests refused on an upstream's first GOAWAY get the
+// served. Each trace renews the window. For other upstreams, a body that
+// announces at most Config.AdaptiveFloorBytes (64 KiB by default), or no
+// length, is kept up to that floor (Stats.BufferedQuiet), so their first
+// GOAWAY costs small writes nothing and its replays are the trace; a larger
+// one passes through and holds nothing, and if GOAWAY refuses it, gets the
 // 429 above. At most 4096 upstreams are remembered, the oldest trace
 // forgotten first. Stats.PassedThrough.Quiet, AdaptiveTraces and
 // AdaptiveUpstreams show what it did.

@@ -34,6 +34,7 @@ func ConfigFromEnv() (Config, error) {
 	}{
 		{EnvTotalBytes, &cfg.TotalBytes},
 		{EnvPerRequestBytes, &cfg.PerRequestBytes},
+		{EnvAdaptiveFloorBytes, &cfg.AdaptiveFloorBytes},
 	} {
 		s, ok := lookupEnv(v.name)
 		if !ok {

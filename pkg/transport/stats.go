@@ -11,6 +11,10 @@ type Stats struct {
 	Requests int64
 	// Buffered counts the requests whose body got a replay buffer.
 	Buffered int64
+	// BufferedQuiet counts, of Buffered, the requests to an upstream
+	// without a trace of GOAWAY, kept only up to Config.AdaptiveFloorBytes
+	// (adaptive mode).
+	BufferedQuiet int64
 	// PassedThrough counts the requests handed on untouched, by reason.
 	PassedThrough PassThroughStats
 	// ReplaysServed counts the GetBody calls that returned a body.
@@ -67,7 +71,7 @@ type RefusalStats struct {
 
 // counters are the live fields behind Stats; every field is atomic.
 type counters struct {
-	requests, buffered                   atomic.Int64
+	requests, buffered, bufferedQuiet    atomic.Int64
 	passNoBody, passGetBody, passUpgrade atomic.Int64
 	passDisabled, passQuiet              atomic.Int64
 	replaysServed                        atomic.Int64
@@ -86,8 +90,9 @@ type counters struct {
 func (t *Transport) Stats() Stats {
 	c := &t.counters
 	s := Stats{
-		Requests: c.requests.Load(),
-		Buffered: c.buffered.Load(),
+		Requests:      c.requests.Load(),
+		Buffered:      c.buffered.Load(),
+		BufferedQuiet: c.bufferedQuiet.Load(),
 		PassedThrough: PassThroughStats{
 			NoBody:     c.passNoBody.Load(),
 			GetBodySet: c.passGetBody.Load(),

@@ -101,19 +101,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.inner.RoundTrip(req)
 	}
 	var up upstream // only adaptive mode needs it
+	limit := t.limit
 	if t.traces != nil {
 		up = upstreamOf(req.URL)
 		if !t.traces.hot(up) {
-			c.passQuiet.Add(1)
-			resp, err := t.inner.RoundTrip(req)
-			t.noteFailure(up, err)
-			return resp, err
+			if !t.keepsQuiet(req) {
+				c.passQuiet.Add(1)
+				resp, err := t.inner.RoundTrip(req)
+				t.noteFailure(up, err)
+				return resp, err
+			}
+			c.bufferedQuiet.Add(1)
+			limit = min(limit, t.cfg.AdaptiveFloorBytes)
 		}
 	}
 	c.buffered.Add(1)
 
 	t.track()
-	tee := teebody.New(req.Body, teebody.WithLimit(t.limit), teebody.WithBudget(t.budget),
+	tee := teebody.New(req.Body, teebody.WithLimit(limit), teebody.WithBudget(t.budget),
 		teebody.WithOnDone(t.untrack), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
 	body, err := tee.NewReader()
 	if err != nil { // a fresh Tee hands out its first reader; kept for safety
@@ -148,6 +153,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = newResponseBody(resp.Body, func() { t.end(tee) })
 	return resp, nil
+}
+
+// keepsQuiet reports whether adaptive mode keeps req's body, to an upstream
+// without a trace of GOAWAY, up to the floor: when it announces at most the
+// floor, or nothing (a ContentLength of 0 with a body is unknown too).
+func (t *Transport) keepsQuiet(req *http.Request) bool {
+	floor := t.cfg.AdaptiveFloorBytes
+	return floor > 0 && req.ContentLength <= floor
 }
 
 // replay serves one GetBody call for a request to up.
