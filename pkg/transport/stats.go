@@ -48,6 +48,10 @@ type Stats struct {
 	// or the shared budget's Total when Config.Budget is set (or Wrap
 	// made one). 0 when the Config disables buffering.
 	BudgetBytes int64
+	// Yields counts the bodies that gave their share of the budget back to
+	// smaller bodies and lost their replay (teebody.ReasonYielded): the
+	// budget's figure, like BytesHeld.
+	Yields int64
 }
 
 // PassThroughStats counts requests handed to the inner RoundTripper
@@ -120,6 +124,7 @@ func (t *Transport) Stats() Stats {
 		s.BytesHeld = t.budget.InUse()
 		s.PeakBytesHeld = t.budget.Peak()
 		s.BudgetBytes = t.budget.Total()
+		s.Yields = t.budget.Yields()
 	}
 	return s
 }
