@@ -25,18 +25,14 @@ func runCompare(args []string, c *cli) int {
 		}
 		r, err := load.ReadFile(f)
 		if err != nil {
-			return fail(c, "compare", usageErr("%v", err))
+			return fail(c, "compare", usageError{err})
 		}
 		results = append(results, r)
 	}
 	if len(results) == 0 {
 		return fail(c, "compare", usageErr("-files names no file"))
 	}
-	if *markdown {
-		_ = report.Markdown(c.stdout, results)
-	} else {
-		_ = report.Table(c.stdout, results)
-	}
+	_ = report.Table(c.stdout, results, *markdown)
 	if *summary {
 		c.stdout.Write([]byte("\n"))
 		_ = report.Latency(c.stdout, results)

@@ -8,11 +8,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/load"
 	"github.com/teebody/teebody/cmd/demo/internal/proxy"
 	"github.com/teebody/teebody/cmd/demo/internal/report"
-	"github.com/teebody/teebody/cmd/demo/internal/upstream"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -28,8 +29,8 @@ const (
 	demoSmallBudget = 256
 )
 
-const demoSynopsis = "demo [-workers 10] [-ops 100] [-body-size 1024] [-goaway-chance 0.02] [-qps 5000] [-burst 0] " +
-	"[-small-budget 256] [-retry-after 1s] [-out DIR] [-markdown] [-quiet] [-v]"
+const demoSynopsis = "demo [-workers 10] [-ops 100] [-body-size 1024] [-goaway-chance 0.02] [-goaway-after 0] " +
+	"[-qps 5000] [-burst 0] [-small-budget 256] [-retry-after 1s] [-out DIR] [-markdown] [-quiet] [-v]"
 
 // stage is one of the five configurations.
 type stage struct {
@@ -46,25 +47,30 @@ type outcome struct {
 	stats *transport.Stats // nil without the fix
 }
 
+// fiveWay is what the five configurations showed.
+type fiveWay struct {
+	direct, noFix, fix, small, adaptive outcome
+}
+
 // runDemo is "demo": the five-way run; exit 1 if a fixed proxy let a
 // failure through.
 func runDemo(ctx context.Context, args []string, c *cli) int {
 	fs := newFlags("", demoSynopsis, c)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "%s\nusage: %s\n\nThe same load against an embedded API server with the API server's GOAWAY filter: directly,\n"+
+		fmt.Fprintf(fs.Output(), "%s\nusage: %s\n\nThe same load against an embedded API server that sends GOAWAYs: directly,\n"+
 			"through a reverse proxy without the fix, with it, with it and a budget too small for the bodies, and with it in\n"+
 			"adaptive mode (buffering only once the upstream sent GOAWAY).\n\nflags:\n", usage, demoSynopsis)
 		fs.PrintDefaults()
 	}
 	var lf loadFlags
 	lf.register(fs, demoQPS)
-	chance := unitFlag(demoChance)
-	fs.Var(&chance, "goaway-chance", "chance that the embedded API server answers a request with a GOAWAY")
-	small := sizeFlag{n: demoSmallBudget}
-	fs.Var(&small, "small-budget", "the budget of the fourth configuration, too small for the bodies")
+	var gf goawayFlags
+	gf.register(fs, demoChance)
+	small := sizeFlag(demoSmallBudget)
+	fs.Var(&small, "small-budget", "the budget of the proxy with a budget too small for the bodies")
 	retryAfter := fs.Duration("retry-after", transport.DefaultRetryAfter, "Retry-After of the proxies' 429")
 	out := fs.String("out", "", "keep the results (JSON) and kubeconfigs in this folder; default: a temporary one, removed")
-	markdown := fs.Bool("markdown", false, "print the table as Markdown")
+	markdown := fs.Bool("markdown", false, "print the tables as Markdown")
 	verbose := fs.Bool("v", false, "log the servers' messages to stderr")
 	if code := parse(fs, args); code >= 0 {
 		return code
@@ -73,15 +79,19 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 	if err != nil {
 		return fail(c, "", err)
 	}
-	if small.n <= 0 {
-		return fail(c, "", usageErr("-small-budget must be positive (<= 0 disables buffering), not %d", small.n))
+	upOpts, err := gf.options()
+	if err != nil {
+		return fail(c, "", err)
+	}
+	if small <= 0 {
+		return fail(c, "", usageErr("-small-budget must be positive (<= 0 disables buffering), not %d", small))
 	}
 	if *retryAfter <= 0 {
 		return fail(c, "", usageErr("-retry-after must be positive, not %v", *retryAfter))
 	}
 	dir, cleanup, err := outputDir(*out)
 	if err != nil {
-		return fail(c, "", usageErr("%v", err))
+		return fail(c, "", usageError{err})
 	}
 	defer cleanup()
 	logger := slog.New(slog.DiscardHandler)
@@ -91,59 +101,49 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 
 	fix := transport.DefaultConfig()
 	fix.RetryAfter = *retryAfter
-	tiny := transport.Config{TotalBytes: small.n, PerRequestBytes: small.n, RetryAfter: *retryAfter}
+	tiny := transport.Config{TotalBytes: int64(small), PerRequestBytes: int64(small), RetryAfter: *retryAfter}
 	adaptive := fix
 	adaptive.Adaptive = true
-	stages := []stage{
-		{name: "Direct K8s", file: "direct", noRetry: true},
-		{name: "Proxy (no fix)", file: "proxy-no-fix", proxy: &transport.Config{}, noFix: true, noRetry: true},
-		{name: "Proxy (with fix)", file: "proxy-fix", proxy: &fix, noRetry: true},
-		{name: fmt.Sprintf("Proxy (fix, %s budget)", bytesText(small.n)), file: "proxy-fix-small-budget", proxy: &tiny},
-		{name: "Proxy (adaptive)", file: "proxy-adaptive", proxy: &adaptive},
+	var fw fiveWay
+	stages := []struct {
+		stage
+		into *outcome
+	}{
+		{stage{name: "Direct K8s", file: "direct", noRetry: true}, &fw.direct},
+		{stage{name: "Proxy (no fix)", file: "proxy-no-fix", proxy: &transport.Config{}, noFix: true, noRetry: true}, &fw.noFix},
+		{stage{name: "Proxy (with fix)", file: "proxy-fix", proxy: &fix, noRetry: true}, &fw.fix},
+		{stage{name: fmt.Sprintf("Proxy (fix, %s budget)", report.Bytes(int64(small))), file: "proxy-fix-small-budget", proxy: &tiny}, &fw.small},
+		{stage{name: "Proxy (adaptive)", file: "proxy-adaptive", proxy: &adaptive}, &fw.adaptive},
 	}
 
-	up, err := upstream.Start(upstream.Options{GoawayChance: float64(chance), Logger: logger})
+	up, err := fakeapi.Start(upOpts, "", logger)
 	if err != nil {
 		return fail(c, "", err)
 	}
 	defer shutdown(up.Shutdown)
-	fmt.Fprintf(c.stdout, "Embedded API server %s with --goaway-chance %g; each configuration: %d workers x %d operations "+
+	fmt.Fprintf(c.stdout, "Embedded API server %s with %s; each configuration: %d workers x %d operations "+
 		"(create and delete a ConfigMap of %s), client-go QPS %g.\n\n",
-		up.Spec().Server, float64(chance), base.Workers, base.OpsPerWorker, bytesText(int64(base.BodySize)), lf.qps)
+		up.Spec().Server, &gf, base.Workers, base.OpsPerWorker, report.Bytes(int64(base.BodySize)), lf.qps)
 	upPath := filepath.Join(dir, "upstream.kubeconfig")
 	if err := kubeconfig.Write(upPath, up.Spec()); err != nil {
 		return fail(c, "", err)
 	}
-	var outcomes []outcome
+	var results []*load.Result
+	var proxies []report.ProxyRow
 	for _, s := range stages {
-		o, err := runStage(ctx, s, base, upPath, dir, logger)
-		if err != nil {
+		if *s.into, err = runStage(ctx, s.stage, base, upPath, dir, logger); err != nil {
 			return fail(c, "", err)
 		}
-		outcomes = append(outcomes, o)
-	}
-
-	results := make([]*load.Result, len(outcomes))
-	for i, o := range outcomes {
-		results[i] = o.res
-	}
-	if *markdown {
-		_ = report.Markdown(c.stdout, results)
-	} else {
-		_ = report.Table(c.stdout, results)
-	}
-	fmt.Fprintln(c.stdout)
-	_ = report.Latency(c.stdout, results)
-	fmt.Fprintln(c.stdout)
-	var proxies []report.ProxyRow
-	for _, o := range outcomes {
-		if o.stats != nil {
-			proxies = append(proxies, report.ProxyRow{Name: o.res.Name, Stats: *o.stats})
+		results = append(results, s.into.res)
+		if st := s.into.stats; st != nil {
+			proxies = append(proxies, report.ProxyRow{Name: s.name, Stats: *st})
 		}
 	}
+	_ = report.Table(c.stdout, results, *markdown)
+	fmt.Fprintln(c.stdout)
 	_ = report.Proxies(c.stdout, proxies, *markdown)
 	fmt.Fprintln(c.stdout)
-	pass := findings(c.stdout, outcomes, small.n, *retryAfter)
+	pass := fw.findings(c.stdout, int64(small), *retryAfter)
 	if *out != "" {
 		fmt.Fprintf(c.stdout, "\nResults and kubeconfigs are in %s.\n", dir)
 	}
@@ -167,9 +167,7 @@ func runStage(ctx context.Context, s stage, base load.Options, upPath, dir strin
 		if err != nil {
 			return outcome{}, err
 		}
-		p, err = proxy.Start(proxy.ServerOptions{Options: proxy.Options{
-			Upstream: up.Config, NoFix: s.noFix, Transport: *s.proxy, Logger: logger,
-		}})
+		p, err = proxy.Start(proxy.Options{Upstream: up.Config, NoFix: s.noFix, Transport: *s.proxy, Logger: logger}, "", serve.Pair{})
 		if err != nil {
 			return outcome{}, err
 		}
@@ -227,17 +225,4 @@ func shutdown(f func(context.Context) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	_ = f(ctx)
-}
-
-// bytesText is n in the largest binary unit that divides it: 256B, 1KiB.
-func bytesText(n int64) string {
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
-		}
-	}
-	return fmt.Sprintf("%dB", n)
 }

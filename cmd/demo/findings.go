@@ -9,45 +9,46 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// findings writes what the five outcomes (direct, no fix, fix, fix with a
-// small budget, adaptive) show, and reports whether the fixed proxies let no
-// failure through.
-func findings(w io.Writer, o []outcome, smallBudget int64, retryAfter time.Duration) bool {
-	direct, noFix, fix, small, adaptive := o[0], o[1], o[2], o[3], o[4]
+// findings writes what the five configurations show, and reports whether
+// the fixed proxies let no failure through.
+func (fw *fiveWay) findings(w io.Writer, smallBudget int64, retryAfter time.Duration) bool {
+	direct, noFix, fix, small, adaptive := fw.direct.res, fw.noFix.res, fw.fix.res, fw.small.res, fw.adaptive.res
 	fmt.Fprintln(w, "Findings:")
 	fmt.Fprintf(w, "- Direct, with GetBody cleared (a proxy has none): %d of %d operations failed on a GOAWAY.\n",
-		direct.res.GoawayErrors, direct.res.TotalOperations)
+		direct.GoawayErrors, direct.TotalOperations)
 	fmt.Fprintf(w, "- Through the proxy without the fix: %d of %d failed (%.2f%%), %d of them on a GOAWAY.\n",
-		noFix.res.FailedOperations, noFix.res.TotalOperations, noFix.res.ErrorRate, noFix.res.GoawayErrors)
+		noFix.FailedOperations, noFix.TotalOperations, noFix.ErrorRate, noFix.GoawayErrors)
 	fmt.Fprintln(w, "  (Higher rates than a real API server's 0.5-1.3% at chance 0.02: on loopback the workers keep many"+
 		" requests in flight on a connection when its GOAWAY comes, and each GOAWAY catches several.)")
-	if noFix.res.GoawayErrors == 0 {
-		fmt.Fprintln(w, "  No GOAWAY failure showed without the fix this time; raise -ops or -goaway-chance to see one.")
+	if noFix.GoawayErrors == 0 {
+		fmt.Fprintln(w, "  No GOAWAY failure showed without the fix this time; raise -ops or -goaway-chance, or set -goaway-after, to see one.")
 	}
-	line := fmt.Sprintf("- Through the proxy with the fix: %d failed", fix.res.FailedOperations)
-	if st := fix.stats; st != nil {
-		line += fmt.Sprintf("; it replayed %d bodies after GOAWAYs, holding at most %s at once", st.ReplaysServed, bytesText(st.PeakBytesHeld))
+	line := fmt.Sprintf("- Through the proxy with the fix: %d failed", fix.FailedOperations)
+	if st := fw.fix.stats; st != nil {
+		line += fmt.Sprintf("; it replayed %d bodies after GOAWAYs, holding at most %s at once", st.ReplaysServed, report.Bytes(st.PeakBytesHeld))
 	}
 	fmt.Fprintln(w, line+".")
-	line = fmt.Sprintf("- With a budget of %s, too small for the bodies: %d failed", bytesText(smallBudget), small.res.FailedOperations)
-	if st := small.stats; st != nil {
+	line = fmt.Sprintf("- With a budget of %s, too small for the bodies: %d failed", report.Bytes(smallBudget), small.FailedOperations)
+	if st := fw.small.stats; st != nil {
 		line += fmt.Sprintf("; the proxy answered 429 (Retry-After %s) %d times and client-go sent those requests again",
 			retryAfter, st.RetryLaterWritten)
 	}
 	fmt.Fprintln(w, line+".")
-	line = fmt.Sprintf("- In adaptive mode, with client-go's retries: %d failed", adaptive.res.FailedOperations)
-	if st := adaptive.stats; st != nil && st.AdaptiveTraces == 0 {
+	line = fmt.Sprintf("- In adaptive mode, with client-go's retries: %d failed", adaptive.FailedOperations)
+	if st := fw.adaptive.stats; st != nil && st.AdaptiveTraces == 0 {
 		line += fmt.Sprintf("; it saw no GOAWAY, so it passed all %d requests with a body through unbuffered and held"+
-			" at most %s at once (always-on: %s)", st.PassedThrough.Quiet, bytesText(st.PeakBytesHeld), peakText(fix.stats))
+			" at most %s at once (always-on: %s)", st.PassedThrough.Quiet, report.Bytes(st.PeakBytesHeld), peakText(fw.fix.stats))
 	} else if st != nil {
 		line += fmt.Sprintf("; it answered 429 to %d %s caught by a GOAWAY before buffering was on (client-go sent"+
 			" them again), saw %d traces of GOAWAY, passed %d requests through unbuffered, and held at most %s at"+
 			" once (always-on: %s)", st.RetryLaterWritten, plural(st.RetryLaterWritten, "request"), st.AdaptiveTraces,
-			st.PassedThrough.Quiet, bytesText(st.PeakBytesHeld), peakText(fix.stats))
+			st.PassedThrough.Quiet, report.Bytes(st.PeakBytesHeld), peakText(fw.fix.stats))
 	}
 	fmt.Fprintln(w, line+".")
-	fmt.Fprintf(w, "- The fix's cost against the proxy without it: %s.\n", report.LatencyLine(fix.res, noFix.res))
-	if n := fix.res.FailedOperations + small.res.FailedOperations + adaptive.res.FailedOperations; n > 0 {
+	fmt.Fprintln(w, "- Latency: each configuration ran once, one after the other, on a machine shared with whatever else"+
+		" runs, so the percentiles above differ between runs by more than the fix costs; its cost, measured in rounds"+
+		" taken in turn, is in docs/BENCHMARKS.md.")
+	if n := fix.FailedOperations + small.FailedOperations + adaptive.FailedOperations; n > 0 {
 		fmt.Fprintf(w, "FAIL: the fixed proxy let %d failures through.\n", n)
 		return false
 	}
@@ -60,7 +61,7 @@ func peakText(st *transport.Stats) string {
 	if st == nil {
 		return "?"
 	}
-	return bytesText(st.PeakBytesHeld)
+	return report.Bytes(st.PeakBytesHeld)
 }
 
 // plural is word, with an s unless n is 1.

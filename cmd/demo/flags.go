@@ -10,12 +10,27 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// errUsage marks an error that is the command line's fault (exit 2).
-var errUsage = errors.New("usage")
+// usageError is an error that is the command line's or the environment's
+// fault: exit 2.
+type usageError struct{ err error }
 
-// usageErr is an errUsage with a message.
-func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usageErr is a usageError with a message.
+func usageErr(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// fail prints err for command name ("" for the five-way run) and returns
+// its exit status: 2 for a usageError, else 1.
+func fail(c *cli, name string, err error) int {
+	if name != "" {
+		name = " " + name
+	}
+	fmt.Fprintf(c.stderr, "demo%s: %v\n", name, err)
+	if _, ok := errors.AsType[usageError](err); ok {
+		return exitUsage
+	}
+	return exitFail
 }
 
 // newFlags is a FlagSet that reports its errors instead of exiting.
@@ -46,45 +61,23 @@ func parse(fs *flag.FlagSet, args []string) int {
 	return -1
 }
 
-// sizeFlag is a byte size in the forms transport.ParseSize accepts
-// ("1048576", "512MiB", "50Mi", "1G"), that remembers whether it was set.
-type sizeFlag struct {
-	n   int64
-	set bool
+// setFlags are the names of the flags set on fs's command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }
 
-func (s *sizeFlag) String() string {
-	if s == nil {
-		return "0"
-	}
-	return fmt.Sprint(s.n)
-}
+// sizeFlag is a byte size in the forms transport.ParseSize accepts
+// ("1048576", "512MiB", "50Mi", "1G").
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return fmt.Sprint(int64(*s)) }
 
 func (s *sizeFlag) Set(v string) error {
-	n, err := transport.ParseSize(strings.TrimSpace(v))
-	if err != nil {
-		return err
-	}
-	s.n, s.set = n, true
-	return nil
-}
-
-// boolFlag is a boolean flag ("-adaptive", "-adaptive=false") that
-// remembers whether it was set.
-type boolFlag struct {
-	b, set bool
-}
-
-func (f *boolFlag) String() string   { return strconv.FormatBool(f != nil && f.b) }
-func (f *boolFlag) IsBoolFlag() bool { return true }
-
-func (f *boolFlag) Set(v string) error {
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return fmt.Errorf("not a boolean: %q", v)
-	}
-	f.b, f.set = b, true
-	return nil
+	n, err := transport.ParseSize(v)
+	*s = sizeFlag(n)
+	return err
 }
 
 // unitFlag is a float in [0, 1].
@@ -102,18 +95,4 @@ func (u *unitFlag) Set(v string) error {
 	}
 	*u = unitFlag(f)
 	return nil
-}
-
-// fail prints err for command name and returns its exit status: 2 for an
-// errUsage, else 1.
-func fail(c *cli, name string, err error) int {
-	msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
-	if name != "" {
-		name = " " + name
-	}
-	fmt.Fprintf(c.stderr, "demo%s: %s\n", name, msg)
-	if errors.Is(err, errUsage) {
-		return exitUsage
-	}
-	return exitFail
 }

@@ -20,7 +20,7 @@ type loadFlags struct {
 }
 
 func (f *loadFlags) register(fs *flag.FlagSet, qps float64) {
-	f.bodySize = sizeFlag{n: 1024}
+	f.bodySize = 1024
 	fs.IntVar(&f.workers, "workers", 10, "concurrent workers")
 	fs.IntVar(&f.ops, "ops", 100, "operations per worker (one operation: create a ConfigMap, then delete it)")
 	fs.Var(&f.bodySize, "body-size", "bytes of data per ConfigMap (1024, 4KiB, ...)")
@@ -41,12 +41,12 @@ func (f *loadFlags) options(name string, c *cli) (load.Options, error) {
 		Name:         name,
 		Workers:      f.workers,
 		OpsPerWorker: f.ops,
-		BodySize:     int(f.bodySize.n),
+		BodySize:     int(f.bodySize),
 		QPS:          float32(f.qps),
 		Burst:        burst,
 	}
 	if err := opts.Validate(); err != nil {
-		return load.Options{}, fmt.Errorf("%w: %w", errUsage, err)
+		return load.Options{}, usageError{err}
 	}
 	if !f.quiet {
 		opts.Progress, opts.Terminal = c.stderr, c.terminal
@@ -78,7 +78,7 @@ func runLoad(ctx context.Context, args []string, c *cli) int {
 	opts.Namespace, opts.NoRetry = *ns, *noRetry
 	target, err := kubeconfig.Load(*path, *kctx)
 	if err != nil {
-		return fail(c, "load", usageErr("%v", err))
+		return fail(c, "load", usageError{err})
 	}
 	res, err := load.Run(ctx, target, opts)
 	if res == nil {
@@ -89,7 +89,7 @@ func runLoad(ctx context.Context, args []string, c *cli) int {
 			return fail(c, "load", werr)
 		}
 	}
-	_ = report.Table(c.stdout, []*load.Result{res})
+	_ = report.Table(c.stdout, []*load.Result{res}, false)
 	for _, s := range res.SampleErrors {
 		fmt.Fprintf(c.stdout, "  error: %s\n", s)
 	}

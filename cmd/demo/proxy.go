@@ -5,9 +5,9 @@ import (
 	"flag"
 	"time"
 
-	"github.com/teebody/teebody/cmd/demo/internal/certs"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/proxy"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -18,7 +18,7 @@ const proxySynopsis = "demo proxy -kubeconfig UPSTREAM [-context C] [-listen 127
 // the environment (transport.ConfigFromEnv) over the defaults.
 type transportFlags struct {
 	total, perRequest sizeFlag
-	adaptive          boolFlag
+	adaptive          bool
 	retryAfter        time.Duration
 }
 
@@ -27,26 +27,28 @@ func (f *transportFlags) register(fs *flag.FlagSet) {
 		transport.EnvTotalBytes+", else 500MiB")
 	fs.Var(&f.perRequest, "per-request-bytes", "bytes held for one request's replay; default $"+
 		transport.EnvPerRequestBytes+", else 50MiB")
-	fs.Var(&f.adaptive, "adaptive", "buffer only for an upstream that sent GOAWAY in the last hour; default $"+
+	fs.BoolVar(&f.adaptive, "adaptive", false, "buffer only for an upstream that sent GOAWAY in the last hour; default $"+
 		transport.EnvAdaptive+", else false")
 	fs.DurationVar(&f.retryAfter, "retry-after", transport.DefaultRetryAfter, "Retry-After of the 429 for a body that cannot be replayed")
 }
 
-// config is the transport config; a bad environment value is a usage error
-// naming the variable.
-func (f *transportFlags) config() (transport.Config, error) {
+// config is the transport config, with the flags set on fs's command line
+// over the environment; a bad environment value is a usage error naming
+// the variable.
+func (f *transportFlags) config(fs *flag.FlagSet) (transport.Config, error) {
 	cfg, err := transport.ConfigFromEnv()
 	if err != nil {
-		return transport.Config{}, usageErr("%v", err)
+		return transport.Config{}, usageError{err}
 	}
-	if f.total.set {
-		cfg.TotalBytes = f.total.n
+	set := setFlags(fs)
+	if set["total-bytes"] {
+		cfg.TotalBytes = int64(f.total)
 	}
-	if f.perRequest.set {
-		cfg.PerRequestBytes = f.perRequest.n
+	if set["per-request-bytes"] {
+		cfg.PerRequestBytes = int64(f.perRequest)
 	}
-	if f.adaptive.set {
-		cfg.Adaptive = f.adaptive.b
+	if set["adaptive"] {
+		cfg.Adaptive = f.adaptive
 	}
 	if f.retryAfter <= 0 {
 		return transport.Config{}, usageErr("-retry-after must be positive, not %v", f.retryAfter)
@@ -76,45 +78,39 @@ func runProxy(ctx context.Context, args []string, c *cli) int {
 	if (*certFile == "") != (*keyFile == "") {
 		return fail(c, "proxy", usageErr("-tls-cert and -tls-key go together"))
 	}
-	cfg, err := tf.config()
+	cfg, err := tf.config(fs)
 	if err != nil {
 		return fail(c, "proxy", err)
 	}
 	up, err := kubeconfig.Load(*path, *kctx)
 	if err != nil {
-		return fail(c, "proxy", usageErr("%v", err))
+		return fail(c, "proxy", usageError{err})
 	}
-	opts := proxy.ServerOptions{
-		Options: proxy.Options{Upstream: up.Config, NoFix: *noFix, Transport: cfg, Logger: c.logger()},
-		Listen:  *listen,
-	}
+	var cert serve.Pair
 	if *certFile != "" {
-		if opts.Cert, err = certs.Load(*certFile, *keyFile); err != nil {
-			return fail(c, "proxy", usageErr("%v", err))
+		if cert, err = serve.Load(*certFile, *keyFile); err != nil {
+			return fail(c, "proxy", usageError{err})
 		}
 	}
-	return serveProxy(ctx, opts, *out, c)
-}
-
-func serveProxy(ctx context.Context, opts proxy.ServerOptions, out string, c *cli) int {
-	log := opts.Logger
-	p, err := proxy.Start(opts)
+	log := c.logger()
+	opts := proxy.Options{Upstream: up.Config, NoFix: *noFix, Transport: cfg, Logger: log}
+	p, err := proxy.Start(opts, *listen, cert)
 	if err != nil {
-		return fail(c, "proxy", usageErr("%v", err))
+		return fail(c, "proxy", usageError{err})
 	}
-	if err := kubeconfig.Write(out, p.Spec()); err != nil {
+	if err := kubeconfig.Write(*out, p.Spec()); err != nil {
 		_ = p.Shutdown(context.Background())
 		return fail(c, "proxy", err)
 	}
 	if opts.NoFix {
-		log.Info("proxy listening, without the fix", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", out)
+		log.Info("proxy listening, without the fix", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", *out)
 	} else {
-		log.Info("proxy listening", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", out,
+		log.Info("proxy listening", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", *out,
 			"total_bytes", opts.Transport.TotalBytes, "per_request_bytes", opts.Transport.PerRequestBytes,
 			"adaptive", opts.Transport.Adaptive, "retry_after", opts.Transport.RetryAfter)
 	}
 	if c.ready != nil {
-		c.ready(out)
+		c.ready(*out)
 	}
 	select {
 	case <-ctx.Done():

@@ -82,7 +82,7 @@ func TestSignals(t *testing.T) {
 	dir := t.TempDir()
 	upPath := filepath.Join(dir, "up")
 	proxyPath := filepath.Join(dir, "proxy")
-	up := startProcess(t, "upstream listening", "upstream", "-goaway-chance", "0.05", "-write-kubeconfig", upPath)
+	up := startProcess(t, "upstream listening", "upstream", "-goaway-chance", "0", "-goaway-after", "20", "-write-kubeconfig", upPath)
 	if _, err := os.Stat(upPath); err != nil {
 		t.Fatal(err)
 	}

@@ -2,23 +2,58 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
-	"github.com/teebody/teebody/cmd/demo/internal/upstream"
 )
 
 // shutdownTimeout bounds a server's graceful shutdown.
 const shutdownTimeout = 10 * time.Second
 
-const upstreamSynopsis = "demo upstream [-listen 127.0.0.1:0] [-goaway-chance 0.02] -write-kubeconfig F"
+const upstreamSynopsis = "demo upstream [-listen 127.0.0.1:0] [-goaway-chance 0.02] [-goaway-after 0] -write-kubeconfig F"
+
+// goawayFlags are the embedded API server's two GOAWAY sources.
+type goawayFlags struct {
+	chance unitFlag
+	after  int64
+}
+
+func (g *goawayFlags) register(fs *flag.FlagSet, chance float64) {
+	g.chance = unitFlag(chance)
+	fs.Var(&g.chance, "goaway-chance", "chance that a request gets a GOAWAY: the API server's --goaway-chance (at most 0.02 there)")
+	fs.Int64Var(&g.after, "goaway-after", 0, "end every connection with a GOAWAY after this many requests, as nginx "+
+		"(keepalive_requests, 1000) and AWS's load balancer (10000) do; 0: never")
+}
+
+func (g *goawayFlags) options() (fakeapi.Options, error) {
+	if g.after < 0 {
+		return fakeapi.Options{}, usageErr("-goaway-after must not be negative, not %d", g.after)
+	}
+	return fakeapi.Options{GoawayChance: float64(g.chance), GoawayAfter: g.after}, nil
+}
+
+// String says which GOAWAYs the server sends.
+func (g *goawayFlags) String() string {
+	var s []string
+	if g.chance > 0 || g.after == 0 {
+		s = append(s, fmt.Sprintf("--goaway-chance %g", float64(g.chance)))
+	}
+	if g.after > 0 {
+		s = append(s, fmt.Sprintf("a GOAWAY after every %d requests per connection", g.after))
+	}
+	return strings.Join(s, " and ")
+}
 
 // runUpstream is "demo upstream": serves until SIGINT or SIGTERM.
 func runUpstream(ctx context.Context, args []string, c *cli) int {
 	fs := newFlags("upstream", upstreamSynopsis, c)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (port 0: any free port)")
-	chance := unitFlag(0.02)
-	fs.Var(&chance, "goaway-chance", "chance that a request gets a GOAWAY (the API server's --goaway-chance, at most 0.02 there)")
+	var gf goawayFlags
+	gf.register(fs, 0.02)
 	out := fs.String("write-kubeconfig", "", "write the kubeconfig for this server here, once it listens (required)")
 	if code := parse(fs, args); code >= 0 {
 		return code
@@ -26,16 +61,21 @@ func runUpstream(ctx context.Context, args []string, c *cli) int {
 	if *out == "" {
 		return fail(c, "upstream", usageErr("-write-kubeconfig is required"))
 	}
-	log := c.logger()
-	up, err := upstream.Start(upstream.Options{Listen: *listen, GoawayChance: float64(chance), Logger: log})
+	opts, err := gf.options()
 	if err != nil {
-		return fail(c, "upstream", usageErr("%v", err))
+		return fail(c, "upstream", err)
+	}
+	log := c.logger()
+	up, err := fakeapi.Start(opts, *listen, log)
+	if err != nil {
+		return fail(c, "upstream", usageError{err})
 	}
 	if err := kubeconfig.Write(*out, up.Spec()); err != nil {
 		_ = up.Shutdown(context.Background())
 		return fail(c, "upstream", err)
 	}
-	log.Info("upstream listening", "url", up.Spec().Server, "goaway_chance", float64(chance), "kubeconfig", *out)
+	log.Info("upstream listening", "url", up.Spec().Server, "goaway_chance", opts.GoawayChance,
+		"goaway_after", opts.GoawayAfter, "kubeconfig", *out)
 	if c.ready != nil {
 		c.ready(*out)
 	}

@@ -37,6 +37,8 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"proxy", "-write-kubeconfig", kc, "-kubeconfig", filepath.Join(dir, "missing")}, "demo proxy: kubeconfig"},
 		{[]string{"upstream"}, "-write-kubeconfig is required"},
 		{[]string{"upstream", "-goaway-chance", "NaN", "-write-kubeconfig", kc}, "must be between 0 and 1"},
+		{[]string{"upstream", "-goaway-after", "-1", "-write-kubeconfig", kc}, "-goaway-after must not be negative"},
+		{[]string{"-goaway-after", "x"}, `invalid value "x" for flag -goaway-after`},
 		{[]string{"upstream", "-listen", "256.0.0.1:0", "-write-kubeconfig", kc}, "serve: listen"},
 		{[]string{"compare"}, "-files names no file"},
 		{[]string{"compare", "-files", filepath.Join(dir, "missing.json")}, "load: result file"},

@@ -1,21 +1,17 @@
 package fakeapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
-
-	"github.com/teebody/teebody/cmd/demo/internal/kstatus"
 )
 
 // decodable are the media types the server decodes, as the API server does
@@ -64,17 +60,4 @@ func decode(r *http.Request, want schema.GroupVersionKind, optional bool) (runti
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %s, not a %s", gvk.Kind, want.Kind))
 	}
 	return obj, nil
-}
-
-// writeJSON answers with obj as JSON.
-func writeJSON(w http.ResponseWriter, code int, obj any) {
-	body, err := json.Marshal(obj)
-	if err != nil {
-		kstatus.WriteError(w, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(code)
-	_, _ = w.Write(body)
 }

@@ -9,8 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/teebody/teebody/cmd/demo/internal/kstatus"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 )
 
 var (
@@ -25,13 +24,13 @@ const maxConfigMapBytes = corev1.MaxSecretSize
 func (a *api) createConfigMap(w http.ResponseWriter, r *http.Request) {
 	obj, err := decode(r, configMapGVK, false)
 	if err != nil {
-		kstatus.WriteError(w, err)
+		respond(w, r, err)
 		return
 	}
 	cm := obj.(*corev1.ConfigMap)
 	ns := r.PathValue("ns")
 	if cm.Namespace != "" && cm.Namespace != ns {
-		kstatus.WriteError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+		respond(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
 		return
 	}
 	cm.Namespace = ns
@@ -39,16 +38,16 @@ func (a *api) createConfigMap(w http.ResponseWriter, r *http.Request) {
 		cm.Name = generateName(cm.GenerateName)
 	}
 	if err := validateConfigMap(cm); err != nil {
-		kstatus.WriteError(w, err)
+		respond(w, r, err)
 		return
 	}
 	created, err := a.store.createConfigMap(cm)
 	if err != nil {
-		kstatus.WriteError(w, err)
+		respond(w, r, err)
 		return
 	}
 	created.SetGroupVersionKind(configMapGVK)
-	writeJSON(w, http.StatusCreated, created)
+	responsewriters.WriteRawJSON(http.StatusCreated, created, w)
 }
 
 func validateConfigMap(cm *corev1.ConfigMap) error {
@@ -72,17 +71,17 @@ func validateConfigMap(cm *corev1.ConfigMap) error {
 func (a *api) getConfigMap(w http.ResponseWriter, r *http.Request) {
 	cm, err := a.store.getConfigMap(r.PathValue("ns"), r.PathValue("name"))
 	if err != nil {
-		kstatus.WriteError(w, err)
+		respond(w, r, err)
 		return
 	}
 	cm.SetGroupVersionKind(configMapGVK)
-	writeJSON(w, http.StatusOK, cm)
+	responsewriters.WriteRawJSON(http.StatusOK, cm, w)
 }
 
 func (a *api) listConfigMaps(w http.ResponseWriter, r *http.Request) {
 	list := a.store.listConfigMaps(r.PathValue("ns"))
 	list.SetGroupVersionKind(configMapListGVK)
-	writeJSON(w, http.StatusOK, list)
+	responsewriters.WriteRawJSON(http.StatusOK, list, w)
 }
 
 // deleteConfigMap checks that a body, when sent (client-go always sends
@@ -90,14 +89,14 @@ func (a *api) listConfigMaps(w http.ResponseWriter, r *http.Request) {
 // server does.
 func (a *api) deleteConfigMap(w http.ResponseWriter, r *http.Request) {
 	if _, err := decode(r, deleteOptionsGVK, true); err != nil {
-		kstatus.WriteError(w, err)
+		respond(w, r, err)
 		return
 	}
 	cm, err := a.store.deleteConfigMap(r.PathValue("ns"), r.PathValue("name"))
 	if err != nil {
-		kstatus.WriteError(w, err)
+		respond(w, r, err)
 		return
 	}
 	cm.SetGroupVersionKind(configMapGVK)
-	writeJSON(w, http.StatusOK, cm)
+	responsewriters.WriteRawJSON(http.StatusOK, cm, w)
 }

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 )
 
 func apiResource(resource string) schema.GroupResource {
@@ -14,35 +15,35 @@ func apiResource(resource string) schema.GroupResource {
 }
 
 func (a *api) version(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, &version.Info{
+	responsewriters.WriteRawJSON(http.StatusOK, &version.Info{
 		Major:      "1",
 		Minor:      "37",
 		GitVersion: GitVersion,
 		GoVersion:  runtime.Version(),
 		Compiler:   runtime.Compiler,
 		Platform:   runtime.GOOS + "/" + runtime.GOARCH,
-	})
+	}, w)
 }
 
 func (a *api) apiVersions(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, &metav1.APIVersions{
+	responsewriters.WriteRawJSON(http.StatusOK, &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: []string{"v1"},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
 			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
 		},
-	})
+	}, w)
 }
 
 func (a *api) apiGroups(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, &metav1.APIGroupList{
+	responsewriters.WriteRawJSON(http.StatusOK, &metav1.APIGroupList{
 		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
 		Groups:   []metav1.APIGroup{},
-	})
+	}, w)
 }
 
 func (a *api) apiResources(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, &metav1.APIResourceList{
+	responsewriters.WriteRawJSON(http.StatusOK, &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: "v1",
 		APIResources: []metav1.APIResource{
@@ -51,5 +52,5 @@ func (a *api) apiResources(w http.ResponseWriter, _ *http.Request) {
 			{Name: "namespaces", SingularName: "namespace", Namespaced: false, Kind: "Namespace",
 				Verbs: metav1.Verbs{"create", "get", "list"}, ShortNames: []string{"ns"}},
 		},
-	})
+	}, w)
 }

@@ -1,18 +1,22 @@
 // Package fakeapi is the demo's embedded upstream: just enough of the
 // Kubernetes API for client-go (version and discovery, namespaces,
-// ConfigMaps), kept in memory, behind the API server's own probabilistic
-// GOAWAY filter.
+// ConfigMaps), kept in memory, behind a bearer token and two GOAWAY
+// sources: the API server's own probabilistic filter (--goaway-chance), and
+// nginx's and load balancers' limit of requests per connection
+// (keepalive_requests).
 package fakeapi
 
 import (
+	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/server/filters"
 
-	"github.com/teebody/teebody/cmd/demo/internal/bearer"
-	"github.com/teebody/teebody/cmd/demo/internal/kstatus"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 )
 
 // GitVersion is the version the fake API server reports on /version.
@@ -30,8 +34,16 @@ func errTooLarge() *apierrors.StatusError {
 type Options struct {
 	// GoawayChance is the chance that an HTTP/2 request is answered with
 	// "Connection: close", which makes Go's HTTP/2 server send a graceful
-	// GOAWAY: the API server's --goaway-chance (at most 0.02 there).
+	// GOAWAY: the API server's --goaway-chance (at most 0.02 there), drawn
+	// by its own filter from an unseeded source.
 	GoawayChance float64
+	// GoawayAfter, when positive, makes the GoawayAfter-th request of each
+	// connection its last: it is answered with "Connection: close", and
+	// the connection ends (over HTTP/2 with a graceful GOAWAY), as nginx
+	// does after keepalive_requests (1000 by default) and AWS's load
+	// balancer after 10,000. The server must count the connection's
+	// requests: see ConnContext.
+	GoawayAfter int64
 	// Token, when set, is the bearer token every request must carry; others
 	// get 401. Empty: no authentication.
 	Token string
@@ -59,11 +71,30 @@ func New(opts Options) http.Handler {
 	var h http.Handler = mux
 	h = limitBody(h)
 	if opts.Token != "" {
-		h = bearer.Require(opts.Token, h)
+		h = serve.RequireToken(opts.Token, h)
 	}
 	// Outermost, as in the API server's handler chain: even a request that
 	// fails authentication can be the one that sends the GOAWAY.
+	if opts.GoawayAfter > 0 {
+		h = goawayAfter(opts.GoawayAfter, h)
+	}
 	return filters.WithProbabilisticGoaway(h, opts.GoawayChance)
+}
+
+// Start serves a new API over TLS and HTTP/2 on listen ("127.0.0.1:0" when
+// empty) with a fresh certificate and bearer token (opts.Token is
+// replaced), counting each connection's requests for GoawayAfter. Server
+// errors go to logger (nil: nowhere). On failure nothing is left running.
+func Start(opts Options, listen string, logger *slog.Logger) (*serve.Server, error) {
+	opts.Token = rand.Text()
+	return serve.Start(serve.Options{
+		Name:        "teebody-upstream",
+		Listen:      listen,
+		Handler:     New(opts),
+		Token:       opts.Token,
+		ConnContext: ConnContext,
+		Logger:      logger,
+	})
 }
 
 // api serves the routes; store holds the objects.
@@ -71,15 +102,22 @@ type api struct {
 	store *store
 }
 
+// respond answers with err's Kubernetes Status, as the API server does.
+// err must be an API status error (apierrors.New*): any other error is
+// logged as a programming error and answered 500.
+func respond(w http.ResponseWriter, r *http.Request, err error) {
+	responsewriters.RespondWithError(w, r, err, serve.Codecs)
+}
+
 func notFound(w http.ResponseWriter, r *http.Request) {
-	kstatus.Write(w, apierrors.NewGenericServerResponse(http.StatusNotFound, r.Method,
-		apiResource(""), "", "the server could not find the requested resource", 0, false).ErrStatus)
+	respond(w, r, apierrors.NewGenericServerResponse(http.StatusNotFound, r.Method,
+		apiResource(""), "", "the server could not find the requested resource", 0, false))
 }
 
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > maxBodyBytes {
-			kstatus.Write(w, errTooLarge().ErrStatus)
+			respond(w, r, errTooLarge())
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)

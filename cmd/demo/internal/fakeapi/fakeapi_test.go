@@ -34,6 +34,7 @@ func start(t *testing.T, opts fakeapi.Options) (*httptest.Server, *kubernetes.Cl
 	t.Helper()
 	srv := httptest.NewUnstartedServer(fakeapi.New(opts))
 	srv.EnableHTTP2 = true
+	srv.Config.ConnContext = fakeapi.ConnContext
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv, testutil.Clientset(t, &rest.Config{
@@ -240,10 +241,11 @@ func TestUnknownPathIsStatus404(t *testing.T) {
 	}
 }
 
-// goawayAfter sends GET /version twice over a raw HTTP/2 connection to srv
-// and reports the GOAWAY frame the server sent before the second response
-// ended, or nil.
-func goawayAfter(t *testing.T, srv *httptest.Server) *http2.GoAwayFrame {
+// goaway sends n GET /version one after another over a raw HTTP/2
+// connection to srv, and returns the GOAWAY frame the server sent before
+// the last response ended, or nil; with wait, it then reads on until one
+// comes (the connection's deadline bounds a hang).
+func goaway(t *testing.T, srv *httptest.Server, n int, wait bool) *http2.GoAwayFrame {
 	t.Helper()
 	conn, err := tls.Dial("tcp", srv.Listener.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
 	if err != nil {
@@ -265,48 +267,74 @@ func goawayAfter(t *testing.T, srv *httptest.Server) *http2.GoAwayFrame {
 	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "localhost"}, {":path", "/version"}} {
 		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
 	}
-	var goaway *http2.GoAwayFrame
-	for _, id := range []uint32{1, 3} {
+	var got *http2.GoAwayFrame
+	read := func(until func(http2.Frame) bool) {
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				t.Fatalf("after %d requests: %v", n, err)
+			}
+			if g, ok := f.(*http2.GoAwayFrame); ok && got == nil {
+				got = &http2.GoAwayFrame{LastStreamID: g.LastStreamID, ErrCode: g.ErrCode}
+			}
+			if until(f) {
+				return
+			}
+		}
+	}
+	for i := range n {
+		id := uint32(2*i + 1)
 		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
 			t.Fatal(err)
 		}
-		for ended := false; !ended; {
-			f, err := fr.ReadFrame()
-			if err != nil {
-				if goaway != nil {
-					return goaway // the server closed the connection after its GOAWAY
-				}
-				t.Fatal(err)
-			}
-			switch f := f.(type) {
-			case *http2.GoAwayFrame:
-				if goaway == nil {
-					goaway = &http2.GoAwayFrame{LastStreamID: f.LastStreamID, ErrCode: f.ErrCode}
-				}
-				if f.LastStreamID < id {
-					return goaway // stream id was refused, as a client would see
-				}
-			case *http2.DataFrame:
-				ended = f.StreamID == id && f.StreamEnded()
-			case *http2.HeadersFrame:
-				ended = f.StreamID == id && f.StreamEnded()
-			}
-		}
+		read(func(f http2.Frame) bool {
+			return f.Header().StreamID == id && f.Header().Flags.Has(http2.FlagDataEndStream)
+		})
 	}
-	return goaway
+	if wait && got == nil {
+		read(func(http2.Frame) bool { return got != nil })
+	}
+	return got
 }
 
 // TestGoawayChance: at chance 1 the server answers the first request and
-// sends a graceful GOAWAY (NO_ERROR) that refuses every later stream; at
-// chance 0 it answers both requests without one.
+// sends a graceful GOAWAY (NO_ERROR) with it as the last stream; at chance
+// 0 it answers three requests without one.
 func TestGoawayChance(t *testing.T) {
 	srv, _ := start(t, fakeapi.Options{GoawayChance: 1})
-	g := goawayAfter(t, srv)
-	if g == nil || g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 1 {
+	if g := goaway(t, srv, 1, true); g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 1 {
 		t.Fatalf("GOAWAY = %+v, want a graceful one with last stream 1", g)
 	}
 	srv, _ = start(t, fakeapi.Options{GoawayChance: 0})
-	if g := goawayAfter(t, srv); g != nil {
+	if g := goaway(t, srv, 3, false); g != nil {
 		t.Fatalf("GOAWAY %+v at chance 0", g)
+	}
+}
+
+// TestGoawayAfter: with GoawayAfter 3 each connection answers two requests
+// without a GOAWAY, and ends with a graceful one after its third (stream 5).
+func TestGoawayAfter(t *testing.T) {
+	srv, _ := start(t, fakeapi.Options{GoawayAfter: 3})
+	if g := goaway(t, srv, 2, false); g != nil {
+		t.Fatalf("GOAWAY %+v after 2 requests", g)
+	}
+	if g := goaway(t, srv, 3, true); g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 5 {
+		t.Fatalf("GOAWAY = %+v, want a graceful one with last stream 5", g)
+	}
+}
+
+// TestGoawayAfterNeedsConnContext: served without ConnContext, a
+// GoawayAfter handler refuses every request instead of never sending a
+// GOAWAY.
+func TestGoawayAfterNeedsConnContext(t *testing.T) {
+	srv := httptest.NewServer(fakeapi.New(fakeapi.Options{GoawayAfter: 3}))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("status %d, want 500", resp.StatusCode)
 	}
 }

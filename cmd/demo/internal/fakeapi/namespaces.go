@@ -9,8 +9,7 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/teebody/teebody/cmd/demo/internal/kstatus"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 )
 
 var (
@@ -21,7 +20,7 @@ var (
 func (a *api) createNamespace(w http.ResponseWriter, r *http.Request) {
 	obj, err := decode(r, namespaceGVK, false)
 	if err != nil {
-		kstatus.WriteError(w, err)
+		respond(w, r, err)
 		return
 	}
 	ns := obj.(*corev1.Namespace)
@@ -29,32 +28,32 @@ func (a *api) createNamespace(w http.ResponseWriter, r *http.Request) {
 		ns.Name = generateName(ns.GenerateName)
 	}
 	if msgs := validation.IsDNS1123Label(ns.Name); len(msgs) > 0 {
-		kstatus.WriteError(w, invalid(namespaceGVK.GroupKind(), ns.Name, field.NewPath("metadata", "name"), msgs))
+		respond(w, r, invalid(namespaceGVK.GroupKind(), ns.Name, field.NewPath("metadata", "name"), msgs))
 		return
 	}
 	created, err := a.store.createNamespace(ns)
 	if err != nil {
-		kstatus.WriteError(w, err)
+		respond(w, r, err)
 		return
 	}
 	created.SetGroupVersionKind(namespaceGVK)
-	writeJSON(w, http.StatusCreated, created)
+	responsewriters.WriteRawJSON(http.StatusCreated, created, w)
 }
 
 func (a *api) getNamespace(w http.ResponseWriter, r *http.Request) {
 	ns, err := a.store.getNamespace(r.PathValue("ns"))
 	if err != nil {
-		kstatus.WriteError(w, err)
+		respond(w, r, err)
 		return
 	}
 	ns.SetGroupVersionKind(namespaceGVK)
-	writeJSON(w, http.StatusOK, ns)
+	responsewriters.WriteRawJSON(http.StatusOK, ns, w)
 }
 
 func (a *api) listNamespaces(w http.ResponseWriter, _ *http.Request) {
 	list := a.store.listNamespaces()
 	list.SetGroupVersionKind(namespaceListGVK)
-	writeJSON(w, http.StatusOK, list)
+	responsewriters.WriteRawJSON(http.StatusOK, list, w)
 }
 
 // invalid is the API server's 422 for a field that fails validation.

@@ -3,17 +3,18 @@ package kproxy_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/teebody/teebody/cmd/demo/internal/kproxy"
-	"github.com/teebody/teebody/cmd/demo/internal/upstream"
+	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -21,7 +22,7 @@ import (
 // with the teebody transport as its transport and a responder that answers
 // 429 when a body could not be replayed.
 func Example() {
-	up, err := upstream.Start(upstream.Options{GoawayChance: 0.02}) // the embedded API server
+	up, err := fakeapi.Start(fakeapi.Options{GoawayChance: 0.02}, "", nil) // the embedded API server
 	if err != nil {
 		panic(err)
 	}
@@ -38,15 +39,17 @@ func Example() {
 	tr := transport.New(inner, transport.DefaultConfig())
 	location, _ := url.Parse(spec.Server)
 
-	// kproxy.New makes a proxy.NewUpgradeAwareHandler(location, tr,
-	// WrapTransport, false, responder) for each request, as the
-	// kube-aggregator does. The responder answers 429 with Retry-After
-	// where transport.ShouldRetryLater(err) holds, else 502.
-	front := httptest.NewTLSServer(kproxy.New(kproxy.Options{
-		Location:      location,
-		Transport:     tr, // its WrappedRoundTripper lets upgrades find the CA and client certificate
-		WrapTransport: true,
-		Responder:     &kproxy.Responder{RetryLater: true},
+	// One UpgradeAwareHandler per request, as the kube-aggregator makes
+	// them (with wrapTransport true its ServeHTTP writes to the handler).
+	// tr's WrappedRoundTripper lets upgrades find the CA and client
+	// certificate; the responder answers 429 with Retry-After where
+	// transport.ShouldRetryLater(err) holds, else 502.
+	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		loc := *location
+		loc.Path, loc.RawQuery = r.URL.Path, r.URL.RawQuery
+		h := proxy.NewUpgradeAwareHandler(&loc, tr, true, false, &responder{})
+		h.UseLocationHost = true
+		h.ServeHTTP(w, r)
 	}))
 	defer front.Close()
 

@@ -16,11 +16,9 @@ import (
 	"golang.org/x/net/websocket"
 	"k8s.io/client-go/rest"
 
-	"github.com/teebody/teebody/cmd/demo/internal/certs"
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
-	"github.com/teebody/teebody/cmd/demo/internal/kproxy"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
-	"github.com/teebody/teebody/cmd/demo/internal/testutil"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -30,7 +28,7 @@ import (
 // reaches it.
 func startPrivateBackend(t *testing.T) *rest.Config {
 	t.Helper()
-	ca, err := certs.NewCA()
+	ca, err := serve.NewCA()
 	require.NoError(t, err)
 	serving, err := ca.Server()
 	require.NoError(t, err)
@@ -93,8 +91,7 @@ func TestUpgradeThroughProxies(t *testing.T) {
 	for _, wrap := range []bool{false, true} {
 		t.Run("UpgradeAwareHandler/wrapTransport="+map[bool]string{false: "false", true: "true"}[wrap], func(t *testing.T) {
 			tr := transport.New(inner, transport.DefaultConfig())
-			rs := &kproxy.Responder{RetryLater: true}
-			spec := serveProxy(t, kproxy.New(kproxy.Options{Location: loc, Transport: tr, WrapTransport: wrap, Responder: rs}))
+			spec := serveProxy(t, upgradeAware(loc, tr, wrap, &responder{}))
 			require.NoError(t, execEcho(t, spec))
 			assert.Zero(t, tr.Stats().Requests, "UpgradeAwareHandler dials upgrades itself")
 		})
@@ -122,12 +119,10 @@ func TestUpgradeThroughProxies(t *testing.T) {
 func TestUpgradeNeedsWrappedRoundTripper(t *testing.T) {
 	backend := startPrivateBackend(t)
 	inner, loc := upstreamTransport(t, backend)
-	var logged testutil.SyncBuffer
-	rs := &kproxy.Responder{RetryLater: true, Logger: slog.New(slog.NewTextHandler(&logged, nil))}
-	h := kproxy.New(kproxy.Options{Location: loc, Transport: opaque{transport.New(inner, transport.DefaultConfig())}, Responder: rs})
+	var rs responder
+	h := upgradeAware(loc, opaque{transport.New(inner, transport.DefaultConfig())}, false, &rs)
 	err := execEcho(t, serveProxy(t, h))
 	require.Error(t, err, "the upgrade went through without the CA")
-	_, badGateway := rs.Counts()
-	assert.Equal(t, int64(1), badGateway)
-	assert.Contains(t, logged.String(), "certificate signed by unknown authority")
+	assert.Equal(t, int64(1), rs.badGateway.Load())
+	assert.ErrorContains(t, rs.last.Load().(error), "certificate signed by unknown authority")
 }

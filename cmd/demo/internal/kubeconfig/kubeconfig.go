@@ -1,11 +1,13 @@
 // Package kubeconfig writes the kubeconfig files by which the demo's servers
-// hand their address and credentials to clients, and loads kubeconfigs into
-// client-go configs.
+// hand their address and credentials to clients, loads kubeconfigs into
+// client-go configs, and gives each user of such a config connections of
+// its own (Isolated).
 package kubeconfig
 
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 
@@ -85,4 +87,17 @@ func Load(path, context string) (Target, error) {
 		ns = c.Namespace
 	}
 	return Target{Config: cfg, Context: context, Namespace: ns}, nil
+}
+
+// Isolated returns a copy of cfg for which client-go builds a transport of
+// its own, whose idle connections the caller can close, instead of sharing
+// one from its process-wide cache, which is never closed: client-go caches
+// only the transports of configs without a Proxy function, so the copy gets
+// client-go's default one, http.ProxyFromEnvironment, when it has none.
+func Isolated(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.Proxy == nil {
+		cfg.Proxy = http.ProxyFromEnvironment
+	}
+	return cfg
 }

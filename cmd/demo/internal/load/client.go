@@ -7,6 +7,8 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 )
 
 // client is a clientset with connections of its own, so that a run neither
@@ -18,13 +20,8 @@ type client struct {
 }
 
 func newClient(base *rest.Config, opts Options, noRetryBodies bool) (*client, error) {
-	cfg := rest.CopyConfig(base)
+	cfg := kubeconfig.Isolated(base)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
-	if cfg.Proxy == nil {
-		// Same behaviour as client-go's default, but a config with a Proxy
-		// function is never taken from client-go's transport cache.
-		cfg.Proxy = http.ProxyFromEnvironment
-	}
 	if noRetryBodies {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return noRetry{rt: rt} })
 	}

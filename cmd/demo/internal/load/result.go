@@ -20,6 +20,13 @@ const maxSampleErrors = 10
 // Result is one load run, as saved to JSON and compared by "demo compare".
 // Rates are percentages of TotalOperations; latencies are those of the
 // successful operations (create and delete together), in milliseconds.
+//
+// GoawayErrors counts the failures for which transport.ShouldRetryLater
+// holds: the upstream never processed a request, and the client could not
+// send it again (through a proxy the error arrives as the message of a
+// 502's Status, which keeps the text it matches). In the embedded run only
+// GOAWAYs end connections; against a real cluster a connection lost
+// otherwise (a load balancer's reset) counts as well.
 type Result struct {
 	Name                 string    `json:"name"`
 	Start                time.Time `json:"start"`

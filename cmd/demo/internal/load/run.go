@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+	"github.com/teebody/teebody/pkg/transport"
 )
 
 // ErrSetup reports a run that could not start: no client, no server
@@ -43,7 +45,7 @@ func Run(ctx context.Context, target kubeconfig.Target, opts Options) (*Result, 
 	if opts.Name == "" {
 		opts.Name = "load"
 	}
-	ns := cmp(opts.Namespace, target.Namespace, DefaultNamespace)
+	ns := cmp.Or(opts.Namespace, target.Namespace, DefaultNamespace)
 
 	// setup has client-go's usual retries: only the operations run without.
 	setup, err := newClient(target.Config, opts, false)
@@ -171,7 +173,7 @@ func (r *runner) cleanup(ctx context.Context, name string) {
 // that a rare kind is not hidden behind a frequent one.
 func (r *runner) fail(err error) {
 	r.failed.Add(1)
-	goaway := IsGoaway(err)
+	goaway := transport.ShouldRetryLater(err)
 	if goaway {
 		r.goaway.Add(1)
 	}
@@ -180,7 +182,7 @@ func (r *runner) fail(err error) {
 	switch {
 	case len(r.samples) < maxSampleErrors:
 		r.samples = append(r.samples, err.Error())
-	case !slices.ContainsFunc(r.samples, func(s string) bool { return IsGoaway(errors.New(s)) == goaway }):
+	case !slices.ContainsFunc(r.samples, func(s string) bool { return transport.ShouldRetryLater(errors.New(s)) == goaway }):
 		r.samples[len(r.samples)-1] = err.Error()
 	}
 }
@@ -205,14 +207,4 @@ func ensureNamespace(ctx context.Context, c *client, ns string) error {
 func payload(n int) string {
 	const pattern = "teebody replays request bodies. "
 	return strings.Repeat(pattern, n/len(pattern)+1)[:n]
-}
-
-// cmp returns the first non-empty string.
-func cmp(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -10,8 +10,7 @@ import (
 // scrape: one Stats call per scrape, nothing kept between scrapes. Safe for
 // concurrent use, as Stats is.
 type statsCollector struct {
-	stats       func() transport.Stats
-	budgetTotal int64
+	stats func() transport.Stats
 
 	requests, buffered, passed, served, refused *prometheus.Desc
 	budgetRefusals, retryLater                  *prometheus.Desc
@@ -19,13 +18,12 @@ type statsCollector struct {
 	traces, upstreams                           *prometheus.Desc
 }
 
-func newStatsCollector(stats func() transport.Stats, budgetTotal int64) *statsCollector {
+func newStatsCollector(stats func() transport.Stats) *statsCollector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("teebody_"+name, help, labels, nil)
 	}
 	return &statsCollector{
 		stats:          stats,
-		budgetTotal:    budgetTotal,
 		requests:       d("requests_total", "Requests seen by the transport."),
 		buffered:       d("buffered_requests_total", "Requests whose body got a replay buffer."),
 		passed:         d("passed_through_requests_total", "Requests handed on untouched, by reason.", "reason"),
@@ -68,11 +66,12 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.refused, s.ReplaysRefused.NoBudget, "no_budget")
 	counter(c.refused, s.ReplaysRefused.StreamedPast, "streamed_past")
 	counter(c.refused, s.ReplaysRefused.Closed, "closed")
+	counter(c.refused, s.ReplaysRefused.Yielded, "yielded")
 	counter(c.budgetRefusals, s.BudgetRefusals)
 	counter(c.retryLater, s.RetryLaterWritten)
 	gauge(c.held, s.BytesHeld)
 	gauge(c.peak, s.PeakBytesHeld)
-	gauge(c.budget, c.budgetTotal)
+	gauge(c.budget, s.BudgetBytes)
 	counter(c.traces, s.AdaptiveTraces)
 	gauge(c.upstreams, s.AdaptiveUpstreams)
 }

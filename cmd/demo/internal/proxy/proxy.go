@@ -17,7 +17,8 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 
-	"github.com/teebody/teebody/cmd/demo/internal/bearer"
+	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -55,12 +56,7 @@ func New(opts Options) (*Proxy, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfg := rest.CopyConfig(opts.Upstream)
-	if cfg.Proxy == nil {
-		// Same behaviour as client-go's default, but never client-go's
-		// cached transport: the proxy's connections are its own to close.
-		cfg.Proxy = http.ProxyFromEnvironment
-	}
+	cfg := kubeconfig.Isolated(opts.Upstream) // the proxy's connections are its own to close
 	target, _, err := rest.DefaultServerUrlFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUpstream, err)
@@ -82,7 +78,7 @@ func New(opts Options) (*Proxy, error) {
 	}
 	if opts.NoFix {
 		rp.Transport = inner
-		rp.ErrorHandler = statusErrorHandler(logger)
+		rp.ErrorHandler = badGateway(logger)
 	} else {
 		tcfg := opts.Transport
 		tcfg.ErrorLog = errorLog
@@ -98,21 +94,14 @@ func New(opts Options) (*Proxy, error) {
 	}, []string{"method", "code"})
 	reg.MustRegister(requests, collectors.NewGoCollector())
 	if p.tr != nil {
-		reg.MustRegister(newStatsCollector(p.tr.Stats, tcfgTotal(opts.Transport)))
+		reg.MustRegister(newStatsCollector(p.tr.Stats))
 	}
 	mux := http.NewServeMux()
 	// Unauthenticated, as exporters are: it holds counters, no secrets.
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: errorLog}))
-	mux.Handle("/", bearer.Require(opts.Token, rp))
+	mux.Handle("/", serve.RequireToken(opts.Token, rp))
 	p.handler = promhttp.InstrumentHandlerCounter(requests, mux)
 	return p, nil
-}
-
-func tcfgTotal(c transport.Config) int64 {
-	if c.Budget != nil {
-		return c.Budget.Total()
-	}
-	return c.TotalBytes
 }
 
 // ServeHTTP serves /metrics, and forwards everything else.

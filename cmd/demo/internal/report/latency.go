@@ -16,14 +16,9 @@ func Delta(got, base float64) float64 {
 	return 100 * (got - base) / base
 }
 
-// LatencyLine compares r's percentiles with base's: "p50 +1.2%, p95 ...".
-func LatencyLine(r, base *load.Result) string {
-	return fmt.Sprintf("p50 %+.1f%%, p95 %+.1f%%, p99 %+.1f%%",
-		Delta(r.P50Ms, base.P50Ms), Delta(r.P95Ms, base.P95Ms), Delta(r.P99Ms, base.P99Ms))
-}
-
 // Latency writes, for each result after the first, its percentiles
-// relative to the first's.
+// relative to the first's: a comparison of single runs, as good as the
+// runs are alike.
 func Latency(w io.Writer, results []*load.Result) error {
 	if len(results) < 2 {
 		return nil
@@ -32,7 +27,8 @@ func Latency(w io.Writer, results []*load.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Latency against %s (p50 %s, p95 %s, p99 %s):\n", base.Name, Millis(base.P50Ms), Millis(base.P95Ms), Millis(base.P99Ms))
 	for _, r := range results[1:] {
-		fmt.Fprintf(&b, "  %s: %s\n", r.Name, LatencyLine(r, base))
+		fmt.Fprintf(&b, "  %s: p50 %+.1f%%, p95 %+.1f%%, p99 %+.1f%%\n", r.Name,
+			Delta(r.P50Ms, base.P50Ms), Delta(r.P95Ms, base.P95Ms), Delta(r.P99Ms, base.P99Ms))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -20,7 +20,7 @@ var results = []*load.Result{
 
 func TestTable(t *testing.T) {
 	var b strings.Builder
-	if err := report.Table(&b, results); err != nil {
+	if err := report.Table(&b, results, false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
@@ -41,7 +41,7 @@ func TestTable(t *testing.T) {
 
 func TestMarkdown(t *testing.T) {
 	var b strings.Builder
-	if err := report.Markdown(&b, results); err != nil {
+	if err := report.Table(&b, results, true); err != nil {
 		t.Fatal(err)
 	}
 	want := "| Test Configuration | Total Ops | Failed | GOAWAY | Error Rate | p50 | p95 | p99 |\n" +
@@ -105,13 +105,21 @@ func TestProxies(t *testing.T) {
 	if err := report.Proxies(&b, rows, true); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "| Proxy (with fix) | 990 | 0 | 52 | 0 | 40.0KiB |\n") {
+	if !strings.Contains(b.String(), "| Proxy (with fix) | 990 | 0 | 52 | 0 | 40KiB |\n") {
 		t.Errorf("Markdown:\n%s", b.String())
+	}
+	b.Reset()
+	if err := report.Proxies(&b, []report.ProxyRow{{Name: "a|b"}}, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| a\\|b | 0 |") {
+		t.Errorf("a | in a cell is not escaped:\n%s", b.String())
 	}
 }
 
 func TestBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0B", 512: "512B", 1024: "1.0KiB", 40 << 10: "40.0KiB", 3 << 19: "1.5MiB", 2 << 30: "2.0GiB"} {
+	for n, want := range map[int64]string{0: "0B", 512: "512B", 1024: "1KiB", 40 << 10: "40KiB", 40<<10 + 100: "40.1KiB",
+		3 << 19: "1.5MiB", 2 << 30: "2GiB"} {
 		if got := report.Bytes(n); got != want {
 			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
 		}

@@ -17,20 +17,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
-	"github.com/teebody/teebody/cmd/demo/internal/upstream"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 )
 
-// Clientset returns a client-go clientset for a copy of cfg, with an HTTP
-// client of its own whose idle connections close when the test ends.
-//
-// The copy's Proxy is set so that client-go builds a new transport rather
-// than take one from its process-wide cache, which is never closed and
-// would leave connection goroutines behind for goleak to find.
+// Clientset returns a client-go clientset for cfg, with connections of its
+// own (kubeconfig.Isolated) that close when the test ends.
 func Clientset(t testing.TB, cfg *rest.Config) *kubernetes.Clientset {
 	t.Helper()
-	cfg = rest.CopyConfig(cfg)
-	cfg.Proxy = http.ProxyFromEnvironment
+	cfg = kubeconfig.Isolated(cfg)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -58,12 +54,13 @@ func Target(t testing.TB, spec kubeconfig.Spec) kubeconfig.Target {
 	return target
 }
 
-// StartUpstream starts the demo's upstream (the fake API server) with opts
-// and shuts it down when the test ends. Cleanups run last-registered first,
-// so whatever the test starts in front of it afterwards stops before it.
-func StartUpstream(t testing.TB, opts upstream.Options) *upstream.Upstream {
+// StartUpstream serves the demo's upstream (the fake API server) with opts,
+// as "demo upstream" does, and shuts it down when the test ends. Cleanups
+// run last-registered first, so whatever the test starts in front of it
+// afterwards stops before it.
+func StartUpstream(t testing.TB, opts fakeapi.Options) *serve.Server {
 	t.Helper()
-	u, err := upstream.Start(opts)
+	u, err := fakeapi.Start(opts, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bearer_test
+package serve_test
 
 import (
 	"crypto/rand"
@@ -7,16 +7,12 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/teebody/teebody/cmd/demo/internal/bearer"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestRequire(t *testing.T) {
 	token := rand.Text()
-	h := bearer.Require(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	h := serve.RequireToken(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	for auth, want := range map[string]int{
 		"Bearer " + token:       http.StatusTeapot,
 		"":                      http.StatusUnauthorized,
@@ -45,7 +41,7 @@ func TestRequire(t *testing.T) {
 }
 
 func TestEmptyTokenAdmitsNobody(t *testing.T) {
-	h := bearer.Require("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	h := serve.RequireToken("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	req := httptest.NewRequest("GET", "/", nil)
 	req.Header.Set("Authorization", "Bearer ")
 	rec := httptest.NewRecorder()
