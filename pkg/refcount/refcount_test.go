@@ -69,24 +69,61 @@ func TestNewNilReleasePanics(t *testing.T) {
 	New(nil)
 }
 
-// Many goroutines acquiring and releasing while the owner lets go: the
-// release runs exactly once, after every Release of a successful Acquire.
+// Holders that acquired before the owner let go keep the release from
+// running until the last of them gives its reference back; then it runs
+// exactly once, and Acquire fails.
+func TestHoldersDelayRelease(t *testing.T) {
+	const holders = 8
+	var calls atomic.Int64
+	c := New(func() { calls.Add(1) })
+	var inside, wg sync.WaitGroup
+	inside.Add(holders)
+	ownerLetGo := make(chan struct{})
+	for range holders {
+		wg.Go(func() {
+			ok := c.Acquire()
+			inside.Done()
+			if !ok {
+				t.Error("Acquire on a live count reported false")
+				return
+			}
+			<-ownerLetGo
+			if n := calls.Load(); n != 0 {
+				t.Errorf("release ran %d times while a holder was inside", n)
+			}
+			c.Release()
+		})
+	}
+	inside.Wait()
+	c.Release()
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("release ran %d times when the owner let go with %d holders inside", n, holders)
+	}
+	close(ownerLetGo)
+	wg.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("release ran %d times after the last holder let go, want 1", n)
+	}
+	if c.Acquire() {
+		t.Fatal("Acquire after the release reported true")
+	}
+}
+
+// Many goroutines acquiring and releasing while the owner lets go, for the
+// race detector: the release runs exactly once, and no Acquire succeeds
+// after it ran.
 func TestConcurrentAcquireRelease(t *testing.T) {
 	for range 200 {
-		var calls, live atomic.Int64
-		c := New(func() {
-			calls.Add(1)
-			if n := live.Load(); n != 0 {
-				t.Errorf("release ran with %d holders still inside", n)
-			}
-		})
+		var calls atomic.Int64
+		c := New(func() { calls.Add(1) })
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
 				for range 50 {
 					if c.Acquire() {
-						live.Add(1)
-						live.Add(-1)
+						if n := calls.Load(); n != 0 {
+							t.Errorf("Acquire reported true after the release ran %d times", n)
+						}
 						c.Release()
 					}
 				}

@@ -54,7 +54,7 @@ func TestAdaptiveGOAWAY(t *testing.T) {
 	tr := transport.New(transportTo(t, u.srv), adaptiveConfig())
 	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 	client := f.client(t)
-	stopScraping := scrapeStats(tr)
+	stopScraping := scrapeStats(t, tr)
 	defer stopScraping()
 
 	first := untilTrace(t, tr, client, f.srv.URL)

@@ -109,7 +109,7 @@ func TestReverseProxyGOAWAY(t *testing.T) {
 				n = 600
 			}
 			bodies := randomBodies(7, requestCount(n), 2<<20)
-			stopScraping := scrapeStats(tr)
+			stopScraping := scrapeStats(t, tr)
 			fixed := runLoad(context.Background(), client, f.srv.URL, bodies, 16)
 			stopScraping()
 			drain(t, tr)
@@ -196,10 +196,12 @@ func TestTransportGOAWAY(t *testing.T) {
 
 // scrapeStats reads tr's Stats every millisecond, as a metrics scraper would, so
 // that the race detector sees Stats concurrent with RoundTrip, until the
-// returned function is called.
-func scrapeStats(tr *transport.Transport) (stop func()) {
+// returned function is called; that function fails t if a counter went
+// backwards.
+func scrapeStats(t *testing.T, tr *transport.Transport) (stop func()) {
 	done := make(chan struct{})
 	exited := make(chan struct{})
+	var backwards string // written by the goroutine, read after exited
 	go func() {
 		defer close(exited)
 		var last transport.Stats
@@ -213,13 +215,18 @@ func scrapeStats(tr *transport.Transport) (stop func()) {
 			}
 			st := tr.Stats()
 			if st.Requests < last.Requests || st.PeakBytesHeld < last.PeakBytesHeld {
-				panic(fmt.Sprintf("Stats went backwards: %+v after %+v", st, last))
+				backwards = fmt.Sprintf("Stats went backwards: %+v after %+v", st, last)
+				return
 			}
 			last = st
 		}
 	}()
 	return func() {
+		t.Helper()
 		close(done)
 		<-exited
+		if backwards != "" {
+			t.Error(backwards)
+		}
 	}
 }

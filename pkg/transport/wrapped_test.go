@@ -3,8 +3,6 @@ package transport_test
 import (
 	"bufio"
 	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -55,9 +53,8 @@ func TestWrappedRoundTripper(t *testing.T) {
 // An upgrade dialed by hand with the TLS configuration found behind the
 // Transport, as UpgradeAwareHandler dials it, reaches a server with a private
 // CA, and its bytes come back intact; behind a RoundTripper without
-// WrappedRoundTripper nothing is found and the handshake fails on the unknown
-// CA. (The demo module runs the same through UpgradeAwareHandler itself, with
-// a client certificate.)
+// WrappedRoundTripper nothing is found. (The demo module runs the same
+// through UpgradeAwareHandler itself, with a client certificate.)
 func TestWrappedRoundTripperUpgradeDial(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(echoUpgrade))
 	t.Cleanup(srv.Close)
@@ -89,9 +86,6 @@ func TestWrappedRoundTripperUpgradeDial(t *testing.T) {
 
 	// Without the method there is nothing to find: no CA, no client certificate.
 	require.Nil(t, tlsConfigBehind(opaque{tr}))
-	_, err = tls.Dial("tcp", srv.Listener.Addr().String(), &tls.Config{ServerName: "127.0.0.1"})
-	var unknown x509.UnknownAuthorityError
-	require.True(t, errors.As(err, &unknown), "handshake without the CA: %v, want an unknown authority", err)
 }
 
 // echoUpgrade switches the connection to a protocol that echoes every byte.
