@@ -1,0 +1,331 @@
+package bench
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// BenchmarkNoisy measures what slow, stalled and hostile clients cost the
+// others: the bytes the transport holds for them, and how many small writes
+// behind them lose their replay and are answered 429 while the upstream
+// sends GOAWAY after 5% of its responses (as kube-apiserver's
+// --goaway-chance=0.05 would). HTTP/1.1 clients, httputil.ReverseProxy over
+// transport.New with ErrorHandler, a TLS HTTP/2 upstream, all on loopback.
+// Each scenario runs once whatever b.N is (run it with -benchtime 1x); with
+// NOISY_MD set, it writes the figures as a markdown section to that file.
+func BenchmarkNoisy(b *testing.B) {
+	var rows []noisyRow
+	b.Run("scenario=slow-upstream", func(b *testing.B) { rows = append(rows, noisySlowUpstream(b)...) })
+	b.Run("scenario=announcers", func(b *testing.B) { rows = append(rows, noisyAnnouncers(b)...) })
+	b.Run("scenario=stalled", func(b *testing.B) { rows = append(rows, noisyStalled(b)...) })
+	if path := os.Getenv("NOISY_MD"); path != "" && len(rows) > 0 {
+		if err := os.WriteFile(path, noisyMarkdown(rows), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// noisyRow is one figure of the noisy-neighbours section: id keys the
+// recorded before figure and the goal.
+type noisyRow struct {
+	id, scenario, measure, now string
+}
+
+// Headers by which the clients tell the noisy upstream what to do with a body.
+const (
+	hdrNoisy = "X-Noisy" // "slow": read 1 KiB, then wait for the release; else read it all
+)
+
+// noisyStack is a client-facing HTTP/1.1 ReverseProxy over transport.New to
+// an HTTP/2 upstream that ends 5% of its connections after a response.
+type noisyStack struct {
+	up      *proxytest.Server
+	tr      *transport.Transport
+	front   *httptest.Server
+	client  *http.Client
+	release chan struct{} // closed to let the slow uploads go on
+	arrived atomic.Int64  // bodies of which the upstream got what it waits for
+	want    int64         // bytes of a stalled body the upstream must see before it counts as arrived
+}
+
+func newNoisyStack(b *testing.B, cfg transport.Config, arriveAt int64) *noisyStack {
+	s := &noisyStack{release: make(chan struct{}), want: arriveAt}
+	s.up = proxytest.NewServer(http.HandlerFunc(s.serve), proxytest.Options{Chance: 0.05})
+	inner := s.up.Transport()
+	cfg.ErrorLog = proxytest.QuietLog()
+	s.tr = transport.New(inner, cfg)
+	target, err := url.Parse(s.up.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:    s.tr,
+		ErrorHandler: s.tr.ErrorHandler,
+		ErrorLog:     proxytest.QuietLog(),
+	}
+	s.front = httptest.NewServer(rp)
+	s.front.Config.ErrorLog = proxytest.QuietLog()
+	s.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	b.Cleanup(func() {
+		s.client.CloseIdleConnections()
+		s.front.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.tr.Drain(ctx); err != nil {
+			b.Errorf("drain: %v; stats %+v", err, s.tr.Stats())
+		}
+		inner.CloseIdleConnections()
+		s.up.Close()
+	})
+	return s
+}
+
+// serve is the upstream: a "slow" body is read 1 KiB, then once released;
+// any other is read whole, and once want bytes of it are in it counts as
+// arrived. It answers 200 when the body's length matches its Content-Length.
+func (s *noisyStack) serve(w http.ResponseWriter, r *http.Request) {
+	var n int64
+	if r.Header.Get(hdrNoisy) == "slow" {
+		m, _ := io.ReadFull(r.Body, make([]byte, 1<<10))
+		n = int64(m)
+		s.arrived.Add(1)
+		select {
+		case <-s.release:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	buf := make([]byte, 32<<10)
+	counted := s.want <= 0
+	for {
+		m, err := r.Body.Read(buf)
+		n += int64(m)
+		if !counted && n >= s.want {
+			counted = true
+			s.arrived.Add(1)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if n != r.ContentLength {
+		http.Error(w, "short body", http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// waitArrived waits until n bodies have arrived as serve counts them, then
+// until the bytes held stop moving (50 samples 10 ms apart alike, at most
+// 20 s), and returns what is held then.
+func (s *noisyStack) waitArrived(b *testing.B, n int64) int64 {
+	deadline := time.Now().Add(60 * time.Second)
+	for s.arrived.Load() < n {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d bodies arrived; stats %+v", s.arrived.Load(), n, s.tr.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	held, same := s.tr.Stats().BytesHeld, 0
+	for settle := time.Now().Add(20 * time.Second); same < 50 && time.Now().Before(settle); {
+		time.Sleep(10 * time.Millisecond)
+		if now := s.tr.Stats().BytesHeld; now == held {
+			same++
+		} else {
+			held, same = now, 0
+		}
+	}
+	return held
+}
+
+// smallWrites sends n POSTs of 1 to 64 KiB (seeded) from 32 clients and
+// returns how many got 429 and how many failed otherwise.
+func (s *noisyStack) smallWrites(b *testing.B, n int) (retryLater, failed int64) {
+	rng := rand.New(rand.NewPCG(16, 3000))
+	sizes := make([]int, n)
+	for i := range sizes {
+		sizes[i] = 1<<10 + rng.IntN(63<<10+1)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				body := payload()[:sizes[i]]
+				req, err := http.NewRequest(http.MethodPost, s.front.URL, bytes.NewReader(body))
+				if err != nil {
+					panic(err)
+				}
+				resp, err := s.client.Do(req)
+				switch {
+				case err != nil:
+					atomic.AddInt64(&failed, 1)
+				case resp.StatusCode == http.StatusTooManyRequests:
+					atomic.AddInt64(&retryLater, 1)
+				case resp.StatusCode != http.StatusOK:
+					atomic.AddInt64(&failed, 1)
+				}
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return retryLater, failed
+}
+
+// stallingClients opens n connections to the front that each send headers
+// announcing length bytes, then sent bytes of the body, and stall. The
+// returned function closes them.
+func (s *noisyStack) stallingClients(b *testing.B, n int, length, sent int64) (closeAll func()) {
+	addr := s.front.Listener.Addr().String()
+	conns := make([]net.Conn, 0, n)
+	head := "POST / HTTP/1.1\r\nHost: " + addr + "\r\nContent-Length: " + strconv.FormatInt(length, 10) + "\r\n\r\n"
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c)
+		go func() { // writes block once the transport stops reading: ours to end by closing c
+			if _, err := io.WriteString(c, head); err == nil {
+				_, _ = c.Write(payload()[:sent])
+			}
+		}()
+	}
+	return func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+}
+
+// noisySlowUpstream: 16 uploads of 24 MiB to an upstream that reads 1 KiB of
+// each and waits. A plain proxy holds about the HTTP/2 window per upload.
+func noisySlowUpstream(b *testing.B) []noisyRow {
+	const uploads, size = 16, 24 << 20
+	s := newNoisyStack(b, transport.DefaultConfig(), 0)
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	body := bytes.Repeat(payload()[:1<<20], size/(1<<20))
+	for range uploads {
+		wg.Go(func() {
+			req, err := http.NewRequest(http.MethodPost, s.front.URL, bytes.NewReader(body))
+			if err != nil {
+				panic(err)
+			}
+			req.Header.Set(hdrNoisy, "slow")
+			resp, err := s.client.Do(req)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				failed.Add(1)
+			}
+			if err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	held := s.waitArrived(b, uploads)
+	close(s.release)
+	wg.Wait()
+	perUpload := float64(held) / uploads / (1 << 20)
+	b.ReportMetric(perUpload, "MiB-held/upload")
+	b.ReportMetric(float64(failed.Load()), "failed")
+	return []noisyRow{
+		{"slow-held", "slow upstream: 16 uploads of 24 MiB, the upstream took 1 KiB of each", "held per upload", fmt.Sprintf("%.2f MiB", perUpload)},
+		{"slow-failed", "", "uploads failed once the upstream read on", strconv.FormatInt(failed.Load(), 10)},
+	}
+}
+
+// noisyAnnouncers: 600 connections announce 50 MiB, send 1 KiB and stall;
+// then 3,000 small writes.
+func noisyAnnouncers(b *testing.B) []noisyRow {
+	const announcers = 600
+	s := newNoisyStack(b, transport.DefaultConfig(), 1<<10)
+	closeAll := s.stallingClients(b, announcers, 50<<20, 1<<10)
+	defer closeAll()
+	held := s.waitArrived(b, announcers)
+	perAnnouncer := float64(held) / announcers / (1 << 10)
+	retryLater, failed := s.smallWrites(b, 3000)
+	b.ReportMetric(perAnnouncer, "KiB-held/announcer")
+	b.ReportMetric(float64(retryLater), "429s")
+	b.ReportMetric(float64(failed), "failed")
+	return []noisyRow{
+		{"announcers-held", "announcers: 600 connections announce 50 MiB, send 1 KiB and stall (budget 500 MiB)", "held per announcer", fmt.Sprintf("%.1f KiB", perAnnouncer)},
+		{"announcers-429", "", "of 3,000 small writes behind them (1-64 KiB, 5% GOAWAY): answered 429, failed", fmt.Sprintf("%d, %d", retryLater, failed)},
+	}
+}
+
+// noisyStalled: 12 uploads send 4 MiB of 5 MiB and stall, on a budget of
+// 50 MiB (5 MiB per request); then 3,000 small writes.
+func noisyStalled(b *testing.B) []noisyRow {
+	const uploads = 12
+	cfg := transport.DefaultConfig()
+	cfg.TotalBytes, cfg.PerRequestBytes = 50<<20, 5<<20
+	s := newNoisyStack(b, cfg, 4<<20)
+	closeAll := s.stallingClients(b, uploads, 5<<20, 4<<20)
+	defer closeAll()
+	held := s.waitArrived(b, uploads)
+	retryLater, failed := s.smallWrites(b, 3000)
+	yields := yieldsOf(s.tr.Stats())
+	b.ReportMetric(float64(held)/(1<<20), "MiB-held")
+	b.ReportMetric(float64(retryLater), "429s")
+	b.ReportMetric(float64(failed), "failed")
+	return []noisyRow{
+		{"stalled-held", "stalled: 12 uploads send 4 MiB of 5 MiB and stall (budget 50 MiB, 5 MiB per request)", "held by them", fmt.Sprintf("%.1f MiB", float64(held)/(1<<20))},
+		{"stalled-429", "", "of 3,000 small writes behind them (1-64 KiB, 5% GOAWAY): answered 429, failed", fmt.Sprintf("%d, %d", retryLater, failed)},
+		{"stalled-yields", "", "bodies that yielded", yields},
+	}
+}
+
+// yieldsOf returns the yields Stats counts.
+func yieldsOf(st transport.Stats) string { return strconv.FormatInt(st.Yields, 10) }
+
+// noisyMarkdown renders rows as the section of docs/BENCHMARKS.md.
+func noisyMarkdown(rows []noisyRow) []byte {
+	var buf bytes.Buffer
+	buf.WriteString("\n## Noisy neighbours\n\n")
+	buf.WriteString("What slow, stalled and hostile clients cost the others (`BenchmarkNoisy`, one run of each scenario, ")
+	buf.WriteString("HTTP/1.1 clients → `httputil.ReverseProxy` over `transport.New(..., DefaultConfig())` → TLS HTTP/2 upstream ")
+	buf.WriteString("that ends 5% of its connections with a GOAWAY). \"Before\" is the same benchmark run once at 5c574e0, ")
+	buf.WriteString("before the filler's read-ahead bound, charging for what arrived and yields (docs/design.md, \"Flow and fairness\").\n\n")
+	buf.WriteString("| scenario | measure | before (5c574e0) | now | goal |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s |\n", r.scenario, r.measure, cmp.Or(noisyBefore[r.id], "-"), r.now, cmp.Or(noisyGoal[r.id], "-"))
+	}
+	return buf.Bytes()
+}
+
+// noisyGoal holds the goals of the flow-and-fairness work, by row.
+var noisyGoal = map[string]string{
+	"slow-held":       "<= 3 MiB",
+	"slow-failed":     "0",
+	"announcers-held": "<= 8 KiB",
+	"announcers-429":  "0, 0",
+	"stalled-429":     "0, 0",
+}
+
+// noisyBefore holds the figures of one run of this benchmark at 5c574e0, the
+// code before the read-ahead bound, charging for what arrived and yields,
+// by row (BENCH_NOISY_BEFORE in bench/NOTES.md says how it was made).
+var noisyBefore = map[string]string{}
