@@ -61,14 +61,19 @@ type noisyStack struct {
 	tr      *transport.Transport
 	front   *httptest.Server
 	client  *http.Client
-	release chan struct{} // closed to let the slow uploads go on
-	arrived atomic.Int64  // bodies of which the upstream got what it waits for
-	want    int64         // bytes of a stalled body the upstream must see before it counts as arrived
+	release chan struct{} // closed by letGo, to let the slow uploads go on
+	letGo   func()
+	arrived atomic.Int64 // bodies of which the upstream got what it waits for
+	want    int64        // bytes of a stalled body the upstream must see before it counts as arrived
 }
 
 func newNoisyStack(b *testing.B, cfg transport.Config, arriveAt int64) *noisyStack {
 	s := &noisyStack{release: make(chan struct{}), want: arriveAt}
-	s.up = proxytest.NewServer(http.HandlerFunc(s.serve), proxytest.Options{Chance: 0.05})
+	// Room in the connection's window for every stream's window, so that
+	// bodies the upstream does not read yet cannot keep others from
+	// reaching it: what is measured is our side.
+	h2 := &http.HTTP2Config{MaxReceiveBufferPerConnection: 64 << 20}
+	s.up = proxytest.NewServer(http.HandlerFunc(s.serve), proxytest.Options{Chance: 0.05, HTTP2: h2})
 	inner := s.up.Transport()
 	cfg.ErrorLog = proxytest.QuietLog()
 	s.tr = transport.New(inner, cfg)
@@ -85,7 +90,9 @@ func newNoisyStack(b *testing.B, cfg transport.Config, arriveAt int64) *noisySta
 	s.front = httptest.NewServer(rp)
 	s.front.Config.ErrorLog = proxytest.QuietLog()
 	s.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	s.letGo = sync.OnceFunc(func() { close(s.release) })
 	b.Cleanup(func() {
+		s.letGo() // in case the scenario failed before it let them go
 		s.client.CloseIdleConnections()
 		s.front.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -246,7 +253,7 @@ func noisySlowUpstream(b *testing.B) []noisyRow {
 		})
 	}
 	held := s.waitArrived(b, uploads)
-	close(s.release)
+	s.letGo()
 	wg.Wait()
 	perUpload := float64(held) / uploads / (1 << 20)
 	b.ReportMetric(perUpload, "MiB-held/upload")

@@ -83,6 +83,10 @@ else
 		# shellcheck disable=SC2086
 		BENCH_ROUND=$i $t $sweep | tee -a "$work/raw.txt"
 	done
+	echo "== noisy neighbours ($(($(date +%s) - t0)) s)" >&2
+	# One run of each scenario; the section goes after the report's page.
+	# shellcheck disable=SC2086
+	NOISY_MD=$work/noisy.md $t -test.bench '^BenchmarkNoisy$' -test.benchtime 1x | tee "$work/noisy.txt"
 	echo "== profiles ($(($(date +%s) - t0)) s)" >&2
 	# shellcheck disable=SC2086
 	(cd "$work" && $t $mutex >/dev/null && BENCH_SEED=$seed BENCH_PROFILE_DIR=$work $t $cpu >/dev/null)
@@ -140,4 +144,7 @@ fi
 	-load-after "$load_after" \
 	-seed "$seed" \
 	-out "$OUT")
+if [ -f "$work/noisy.md" ]; then
+	cat "$work/noisy.md" >>"$OUT"
+fi
 echo "run.sh: wrote $OUT and $SVG" >&2

@@ -26,6 +26,9 @@ type Options struct {
 	// probability, drawn from a fixed seed as the API server's
 	// --goaway-chance draws it; 0 never does.
 	Chance float64
+	// HTTP2, if set, configures the server's HTTP/2 (its flow-control
+	// windows, for one): http.Server.HTTP2.
+	HTTP2 *http.HTTP2Config
 }
 
 // Server is an httptest.Server on loopback whose error log is discarded and
@@ -60,6 +63,7 @@ func NewServer(h http.Handler, opts Options) *Server {
 		h.ServeHTTP(&endingWriter{ResponseWriter: w, s: s, h1: r.ProtoMajor == 1}, r)
 	}))
 	s.Config.ErrorLog = QuietLog()
+	s.Config.HTTP2 = opts.HTTP2
 	if opts.HTTP1 {
 		s.Start()
 	} else {
