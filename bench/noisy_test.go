@@ -333,6 +333,18 @@ var noisyGoal = map[string]string{
 }
 
 // noisyBefore holds the figures of one run of this benchmark at 5c574e0, the
-// code before the read-ahead bound, charging for what arrived and yields,
-// by row (BENCH_NOISY_BEFORE in bench/NOTES.md says how it was made).
-var noisyBefore = map[string]string{}
+// code before the read-ahead bound, charging for what arrived and yields, by
+// row: this file and proxytest's Options.HTTP2 copied into a checkout of
+// that commit (with yieldsOf returning "-"), then `go test -run '^$' -bench
+// '^BenchmarkNoisy$' -benchtime 1x ./bench`, on 2026-12-01 on the 2-core
+// machine the rest of docs/BENCHMARKS.md comes from. A recorded figure, not
+// one this run makes.
+var noisyBefore = map[string]string{
+	"slow-held":       "24.00 MiB",
+	"slow-failed":     "0",
+	"announcers-held": "853.3 KiB",
+	"announcers-429":  "289, 0",
+	"stalled-held":    "50.0 MiB",
+	"stalled-429":     "251, 0",
+	"stalled-yields":  "- (no yields)",
+}
