@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -347,4 +348,23 @@ var noisyBefore = map[string]string{
 	"stalled-held":    "50.0 MiB",
 	"stalled-429":     "251, 0",
 	"stalled-yields":  "- (no yields)",
+}
+
+// The section puts each row's recorded before figure and goal beside it, and
+// "-" where there is none.
+func TestNoisyMarkdown(t *testing.T) {
+	md := string(noisyMarkdown([]noisyRow{
+		{"slow-held", "slow upstream", "held per upload", "2.00 MiB"},
+		{"stalled-yields", "", "bodies that yielded", "12"},
+		{"new", "", "a row without either", "1"},
+	}))
+	for _, want := range []string{
+		"| slow upstream | held per upload | 24.00 MiB | 2.00 MiB | <= 3 MiB |\n",
+		"|  | bodies that yielded | - (no yields) | 12 | - |\n",
+		"|  | a row without either | - | 1 | - |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("section lacks %q:\n%s", want, md)
+		}
+	}
 }
