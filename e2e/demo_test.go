@@ -44,18 +44,23 @@ type result struct {
 // buildDemo builds ../cmd/demo (a module of its own) into dir and returns the binary's path. ctx's end stops the
 // build.
 func buildDemo(ctx context.Context, dir string) (string, error) {
-	src, err := filepath.Abs(filepath.Join("..", "cmd", "demo"))
+	return goBuild(ctx, filepath.Join("..", "cmd", "demo"), ".", filepath.Join(dir, "demo"))
+}
+
+// goBuild builds the package pkg of the module in the folder src (relative to this one) into bin and returns bin.
+// ctx's end stops the build.
+func goBuild(ctx context.Context, src, pkg, bin string) (string, error) {
+	src, err := filepath.Abs(src)
 	if err != nil {
 		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(src, "go.mod")); err != nil {
-		return "", fmt.Errorf("the demo is missing: %w", err)
+		return "", fmt.Errorf("the module at %s is missing: %w", src, err)
 	}
-	bin := filepath.Join(dir, "demo")
-	cmd := exec.CommandContext(ctx, goCommand(), "build", "-o", bin, ".")
+	cmd := exec.CommandContext(ctx, goCommand(), "build", "-o", bin, pkg)
 	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %w\n%s", src, err, out)
+		return "", fmt.Errorf("go build %s in %s: %w\n%s", pkg, src, err, out)
 	}
 	return bin, nil
 }
@@ -168,30 +173,23 @@ func startProxy(t *testing.T, demo, dir, name, upstream string, extra ...string)
 	p := startProc(t, dir, "proxy-"+name, demo, args...)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	err := p.waitFor(ctx, "kubeconfig "+kubeconfig, func(context.Context) (bool, error) {
-		b, err := os.ReadFile(kubeconfig)
-		if errors.Is(err, os.ErrNotExist) {
-			return false, nil
-		}
-		return err == nil && strings.Contains(string(b), "server:"), err
-	})
-	if err != nil {
+	if _, err := p.waitForFile(ctx, kubeconfig, "server:"); err != nil {
 		t.Fatal(err)
 	}
 	return &demoProxy{proc: p, kubeconfig: kubeconfig}
 }
 
-// shutdown stops the proxy with SIGTERM and checks that it had not died during the run and that it shut down
-// cleanly, as the CLI contract says.
-func (p *demoProxy) shutdown(t *testing.T) {
+// shutdown stops the process with SIGTERM and checks that it had not died before and that it shut down cleanly, as
+// the demo's CLI contract says of demo proxy.
+func (p *proc) shutdown(t *testing.T) {
 	t.Helper()
 	if p.exited() {
-		t.Errorf("demo proxy exited during the run: %v; log %s:\n%s", p.waitErr, p.logPath, tail(p.logPath, 20))
+		t.Errorf("%s exited during the run: %v; log %s:\n%s", p.name, p.waitErr, p.logPath, tail(p.logPath, 20))
 		return
 	}
 	p.stop(t)
 	if p.waitErr != nil {
-		t.Errorf("demo proxy on SIGTERM: %v, want a clean exit; log %s:\n%s", p.waitErr, p.logPath, tail(p.logPath, 20))
+		t.Errorf("%s on SIGTERM: %v, want a clean exit; log %s:\n%s", p.name, p.waitErr, p.logPath, tail(p.logPath, 20))
 	}
 }
 

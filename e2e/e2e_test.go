@@ -54,17 +54,7 @@ func TestE2E(t *testing.T) {
 		t.Skipf("the end-to-end suite runs a real kube-apiserver and etcd: run `make e2e` (or ./build.sh, then %s=1 go test -run TestE2E -v -timeout 30m .) to run it", envRun)
 	}
 	start := time.Now()
-	dir := cfg.out
-	if dir == "" {
-		dir = t.TempDir()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("logs and results in %s", dir)
+	dir := outDir(t, "")
 
 	// The demo builds while the cluster starts: neither needs the other. The cleanup waits for the build when
 	// the start-up fails first (the test's context has ended by then, which stops it).

@@ -141,3 +141,18 @@ func tail(path string, n int) string {
 	}
 	return string(bytes.Join(lines, []byte("\n")))
 }
+
+// waitForFile waits (as waitFor does) until the file at path exists and holds want, which a process writes only once
+// it is serving, and returns its content.
+func (p *proc) waitForFile(ctx context.Context, path, want string) ([]byte, error) {
+	var b []byte
+	err := p.waitFor(ctx, "file "+path, func(context.Context) (bool, error) {
+		var err error
+		b, err = os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		return err == nil && strings.Contains(string(b), want), err
+	})
+	return b, err
+}
