@@ -18,8 +18,9 @@ var _ io.ReadCloser = (*follower)(nil)
 // last byte it returns the source's own terminal result: io.EOF, or the error
 // the source returned. It fails with ErrClosed once the follower or the Tee
 // is closed, and with a *NotReplayableError once replays are refused (Seal,
-// or a body over the limit or the budget) if it needs bytes that were dropped,
-// or if it is not the newest follower and has read all there is so far.
+// a body over the limit or the budget, or a yield) if it needs bytes that
+// were dropped, or if it is not the newest follower and has read all there is
+// so far.
 func (f *follower) Read(p []byte) (int, error) {
 	t := f.t
 	t.mu.Lock()

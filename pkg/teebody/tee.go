@@ -34,7 +34,7 @@ type Tee struct {
 	alive *refcount.Count
 	done  chan struct{}
 
-	// mu guards every field below, and the bytes of the log's chunks up to
+	// mu guards the fields from here to ended, and the bytes of the log's chunks up to
 	// their length. Lock order: mu before the budget's mu (a Budget only
 	// ever TryLocks a Tee's mu; see Budget.reclaimLocked).
 	mu   sync.Mutex
@@ -108,8 +108,8 @@ func New(src io.ReadCloser, opts ...Option) *Tee {
 //
 // The first call succeeds unless the Tee is closed. A later call fails with a
 // *NotReplayableError (errors.Is(err, ErrNotReplayable)) once a replay is
-// impossible: the body outgrew the limit or the budget, Seal was called, or
-// the Tee is closed. A follower abandoned without Close holds nothing beyond
+// impossible: the body outgrew the limit or the budget, yielded its budget
+// to a smaller body, Seal was called, or the Tee is closed. A follower abandoned without Close holds nothing beyond
 // the Tee's Close. Until then, once replays are refused, the bytes the newest
 // follower has not read stay kept (within the limit and the budget).
 func (t *Tee) NewReader() (io.ReadCloser, error) {
