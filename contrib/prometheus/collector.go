@@ -16,7 +16,7 @@ type Collector struct {
 	requests, buffered, bufferedQuiet      *prometheus.Desc
 	passed, served, refused                *prometheus.Desc
 	budgetRefusals, retryLater, badGateway *prometheus.Desc
-	held, peak, budget                     *prometheus.Desc
+	held, peak, budget, yields             *prometheus.Desc
 	traces, upstreams                      *prometheus.Desc
 }
 
@@ -43,6 +43,7 @@ func NewCollector(stats func() transport.Stats) *Collector {
 		held:           d("bytes_held", "Bytes the budget holds now."),
 		peak:           d("peak_bytes_held", "Most bytes the budget has held."),
 		budget:         d("budget_bytes", "The budget's size in bytes."),
+		yields:         d("yields_total", "Bodies that gave their share of the budget back to smaller bodies and lost their replay."),
 		traces:         d("adaptive_traces_total", "Traces of GOAWAY seen in adaptive mode: refused requests and replays served."),
 		upstreams:      d("adaptive_upstreams", "Upstreams that adaptive mode buffers for now."),
 	}
@@ -51,7 +52,7 @@ func NewCollector(stats func() transport.Stats) *Collector {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.requests, c.buffered, c.bufferedQuiet, c.passed, c.served, c.refused,
-		c.budgetRefusals, c.retryLater, c.badGateway, c.held, c.peak, c.budget, c.traces, c.upstreams} {
+		c.budgetRefusals, c.retryLater, c.badGateway, c.held, c.peak, c.budget, c.yields, c.traces, c.upstreams} {
 		ch <- d
 	}
 }
@@ -81,6 +82,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.held, s.BytesHeld)
 	gauge(c.peak, s.PeakBytesHeld)
 	gauge(c.budget, s.BudgetBytes)
+	counter(c.yields, s.Yields)
 	counter(c.traces, s.AdaptiveTraces)
 	gauge(c.upstreams, s.AdaptiveUpstreams)
 }

@@ -35,6 +35,7 @@ var distinctStats = transport.Stats{
 	BytesHeld:         19,
 	PeakBytesHeld:     20,
 	BudgetBytes:       21,
+	Yields:            23,
 }
 
 // TestCollectorExportsEveryField: each Stats field under its name, help,
@@ -92,6 +93,9 @@ teebody_requests_total 1
 # HELP teebody_retry_later_written_total 429 answers written because a body could not be replayed.
 # TYPE teebody_retry_later_written_total counter
 teebody_retry_later_written_total 15
+# HELP teebody_yields_total Bodies that gave their share of the budget back to smaller bodies and lost their replay.
+# TYPE teebody_yields_total counter
+teebody_yields_total 23
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)
