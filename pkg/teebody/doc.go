@@ -30,17 +30,18 @@
 //     behind it are dropped as it reads them.
 //  3. Over (Close): the source is never read again; every follower's Read
 //     fails; chunks and budget go back at once, but for the chunk the filler
-//     is reading into, which stays charged until its Read returns (Done waits
-//     for it). The source is closed once,
-//     never by Close itself: by the filler as soon as it returned io.EOF,
-//     otherwise on a goroutine of its own. Done is closed when the filler and
-//     the source's Close have returned.
+//     is reading into, which stays charged until its Read returns. The
+//     source is closed once, never by Close itself: by the filler as soon as
+//     it returned io.EOF, otherwise on a goroutine of its own. Done is closed
+//     when the filler and the source's Close have returned. docs/design.md
+//     ("The end of a request") states this contract in full.
 //
 // When a body outgrows the limit or the budget, or yields its budget to a
 // smaller body, the Tee does not block and does not fail the request: it
 // keeps streaming to the newest follower, holding at most one chunk that the
-// follower has not read yet, and only replays fail. Every refused replay is a *NotReplayableError, which matches
-// ErrNotReplayable with errors.Is and tells its Reason through errors.As.
+// follower has not read yet, and only replays fail. Every refused replay is
+// a *NotReplayableError, which matches ErrNotReplayable with errors.Is and
+// tells its Reason through errors.As.
 //
 // # Guarantees
 //

@@ -34,9 +34,9 @@ type Tee struct {
 	alive *refcount.Count
 	done  chan struct{}
 
-	// mu guards the fields from here to ended, and the bytes of the log's chunks up to
-	// their length. Lock order: mu before the budget's mu (a Budget only
-	// ever TryLocks a Tee's mu; see Budget.reclaimLocked).
+	// mu guards the fields from here to ended, and the bytes of the log's
+	// chunks up to their length. Lock order: mu before the budget's mu (a
+	// Budget only ever TryLocks a Tee's mu; see Budget.reclaimLocked).
 	mu   sync.Mutex
 	data sync.Cond // on mu; followers wait here for bytes, the source's end, or a change of the rules
 	room sync.Cond // on mu; the filler waits here until it may read on
@@ -147,23 +147,14 @@ func (t *Tee) Seal() {
 	t.trimLocked()
 }
 
-// Close ends the request. From its return on, the source is never read again
-// (the one source Read the filler had already set out on before Close may
-// still run and complete; its bytes are dropped), every follower's Read
-// fails with ErrClosed, NewReader fails with
-// ReasonClosed, and the kept chunks and the budget the Tee held are given
-// back: all of it, but for the chunk the filler is reading into, if any, which
-// the filler gives back when its Read returns (before Done is closed).
-//
-// Close never blocks on the source, and never calls it: a source that
-// returned io.EOF was already closed by the filler, on its own goroutine;
-// any other source is closed on a goroutine of its own, since its Close may
-// wait for a pending Read (an HTTP/1 server body's does, and then discards
-// the rest of the body from the client; see docs/design.md). The error of
-// the source's Close is not reported. Done is closed once the source is
-// closed and the filler has exited.
-//
-// Close returns nil, or an error if it was already called.
+// Close ends the request: from its return on, the source is not read
+// again, every follower's Read fails with ErrClosed, NewReader fails with
+// ReasonClosed, and the chunks and budget go back (the chunk of a source Read
+// in progress when that Read returns). Close never blocks on the source and
+// never calls it; Done is closed once the source is closed and the filler has
+// exited. The package documentation ("Over") and docs/design.md ("The end of
+// a request") say what else holds. Close returns nil, or an error if it was
+// already called.
 func (t *Tee) Close() error {
 	t.mu.Lock()
 	if t.over {
