@@ -137,10 +137,7 @@ func TestChargeForWhatArrived(t *testing.T) {
 		// arrived, plus the smallest chunk.
 		arrived := 1 << 10
 		for arrived < 4<<20 {
-			piece := make([]byte, 64<<10)
-			for i := range piece {
-				piece[i] = bodyByte(arrived + i)
-			}
+			piece := bodyAt(arrived, 64<<10)
 			src.feed(piece)
 			readN(t, r, arrived, len(piece))
 			arrived += len(piece)
@@ -208,10 +205,7 @@ func TestBiggestYields(t *testing.T) {
 		}
 
 		// The body that yielded streams on to its follower, exactly.
-		more := make([]byte, 200<<10)
-		for i := range more {
-			more[i] = bodyByte(700<<10 + i)
-		}
+		more := bodyAt(700<<10, 200<<10)
 		bigSrc.feed(more)
 		readN(t, bigBody, 700<<10, len(more))
 		if _, err := big.NewReader(); err == nil {
@@ -234,10 +228,7 @@ func TestNoYieldToABiggerBody(t *testing.T) {
 			t.Fatalf("setup: budget in use %d of %d", budget.InUse(), budget.Total())
 		}
 		// b, holding as much as a, asks for more: a keeps its budget.
-		more := make([]byte, 16<<10)
-		for i := range more {
-			more[i] = bodyByte(60<<10 + i)
-		}
+		more := bodyAt(60<<10, 16<<10)
 		bSrc.feed(more)
 		readN(t, bBody, 60<<10, len(more))
 		wantReason(t, b.ReplayErr(), ReasonNoBudget)

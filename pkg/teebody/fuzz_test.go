@@ -200,10 +200,7 @@ func runFuzzScript(t *testing.T, script []byte) {
 			} else {
 				emptyRun = 0
 			}
-			piece := make([]byte, n)
-			for j := range piece {
-				piece[j] = bodyByte(fed + j)
-			}
+			piece := bodyAt(fed, n)
 			fed += n
 			src.feed(piece)
 		case 1, 2: // end the source
@@ -332,10 +329,13 @@ func runFuzzScript(t *testing.T, script []byte) {
 }
 
 // bodyPrefix returns the first n bytes of a fuzzed body.
-func bodyPrefix(n int) []byte {
+func bodyPrefix(n int) []byte { return bodyAt(0, n) }
+
+// bodyAt returns the n bytes of a fuzzed body at offset off.
+func bodyAt(off, n int) []byte {
 	b := make([]byte, n)
 	for i := range b {
-		b[i] = bodyByte(i)
+		b[i] = bodyByte(off + i)
 	}
 	return b
 }
@@ -380,10 +380,7 @@ func newRival(budget *Budget) *rivalBody {
 // grow feeds the rival n bytes and reads them through its follower.
 func (rb *rivalBody) grow(t *testing.T, n int) {
 	t.Helper()
-	piece := make([]byte, n)
-	for i := range piece {
-		piece[i] = bodyByte(rb.fed + i)
-	}
+	piece := bodyAt(rb.fed, n)
 	rb.src.feed(piece)
 	got := make([]byte, n)
 	if _, err := io.ReadFull(rb.r, got); err != nil || !bytes.Equal(got, piece) {
