@@ -11,7 +11,7 @@ import (
 
 // findings writes what the five configurations show, and reports whether
 // the fixed proxies let no failure through.
-func (fw *fiveWay) findings(w io.Writer, smallBudget int64, retryAfter time.Duration) bool {
+func (fw *fiveWay) findings(w io.Writer, smallBudget, adaptiveFloor int64, retryAfter time.Duration) bool {
 	direct, noFix, fix, small, adaptive := fw.direct.res, fw.noFix.res, fw.fix.res, fw.small.res, fw.adaptive.res
 	fmt.Fprintln(w, "Findings:")
 	fmt.Fprintf(w, "- Direct, with GetBody cleared (a proxy has none): %d of %d operations failed on a GOAWAY.\n",
@@ -35,14 +35,15 @@ func (fw *fiveWay) findings(w io.Writer, smallBudget int64, retryAfter time.Dura
 	}
 	fmt.Fprintln(w, line+".")
 	line = fmt.Sprintf("- In adaptive mode, with client-go's retries: %d failed", adaptive.FailedOperations)
-	if st := fw.adaptive.stats; st != nil && st.AdaptiveTraces == 0 {
-		line += fmt.Sprintf("; it saw no GOAWAY, so it passed all %d requests with a body through unbuffered and held"+
-			" at most %s at once (always-on: %s)", st.PassedThrough.Quiet, report.Bytes(st.PeakBytesHeld), peakText(fw.fix.stats))
-	} else if st != nil {
-		line += fmt.Sprintf("; it answered 429 to %d %s caught by a GOAWAY before buffering was on (client-go sent"+
-			" them again), saw %d traces of GOAWAY, passed %d requests through unbuffered, and held at most %s at"+
-			" once (always-on: %s)", st.RetryLaterWritten, plural(st.RetryLaterWritten, "request"), st.AdaptiveTraces,
-			st.PassedThrough.Quiet, report.Bytes(st.PeakBytesHeld), peakText(fw.fix.stats))
+	if st := fw.adaptive.stats; st != nil {
+		if st.AdaptiveTraces == 0 {
+			line += "; it saw no GOAWAY, so"
+		} else {
+			line += fmt.Sprintf("; it saw %d traces of GOAWAY; before the first,", st.AdaptiveTraces)
+		}
+		line += fmt.Sprintf(" it kept %d bodies of at most its floor of %s, passed %d larger ones through unbuffered,"+
+			" answered 429 %d times, and held at most %s at once (always-on: %s)", st.BufferedQuiet, report.Bytes(adaptiveFloor),
+			st.PassedThrough.Quiet, st.RetryLaterWritten, report.Bytes(st.PeakBytesHeld), peakText(fw.fix.stats))
 	}
 	fmt.Fprintln(w, line+".")
 	fmt.Fprintln(w, "- Latency: each configuration ran once, one after the other, on a machine shared with whatever else"+
@@ -62,12 +63,4 @@ func peakText(st *transport.Stats) string {
 		return "?"
 	}
 	return report.Bytes(st.PeakBytesHeld)
-}
-
-// plural is word, with an s unless n is 1.
-func plural(n int64, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }

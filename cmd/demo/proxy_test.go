@@ -108,8 +108,8 @@ func TestProxyBadEnvironment(t *testing.T) {
 }
 
 // TestProxyAdaptive: "demo proxy" in adaptive mode, from the environment or
-// the flag (which wins); in front of an upstream without GOAWAYs it passes
-// every write through unbuffered, and /metrics shows it.
+// the flag (which wins); in front of an upstream without GOAWAYs it keeps
+// every write, all below its floor, up to the floor, and /metrics shows it.
 func TestProxyAdaptive(t *testing.T) {
 	up := startServer(t, "upstream", "-goaway-chance", "0")
 	t.Setenv(transport.EnvAdaptive, "true")
@@ -151,15 +151,16 @@ func TestProxyAdaptive(t *testing.T) {
 		t.Fatalf("no metric %s with reason %q", name, reason)
 		return 0
 	}
-	quiet := value("teebody_passed_through_requests_total", "quiet")
+	quiet := value("teebody_buffered_quiet_requests_total", "")
 	traces := value("teebody_adaptive_traces_total", "")
 	upstreams := value("teebody_adaptive_upstreams", "")
 	buffered := value("teebody_buffered_requests_total", "")
 	retryLater := value("teebody_retry_later_written_total", "")
 	// 20 x 10 operations of create and delete; the setup adds one write (the namespace).
-	if quiet != 401 || traces != 0 || upstreams != 0 || buffered != 0 || retryLater != 0 {
-		t.Errorf("quiet %v, traces %v, upstreams %v, buffered %v, 429s %v; want 401 and the rest 0",
-			quiet, traces, upstreams, buffered, retryLater)
+	passed := value("teebody_passed_through_requests_total", "quiet")
+	if quiet != 401 || buffered != 401 || passed != 0 || traces != 0 || upstreams != 0 || retryLater != 0 {
+		t.Errorf("kept quiet %v, buffered %v, passed through %v, traces %v, upstreams %v, 429s %v; want 401, 401 and the rest 0",
+			quiet, buffered, passed, traces, upstreams, retryLater)
 	}
 }
 

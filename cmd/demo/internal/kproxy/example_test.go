@@ -19,8 +19,8 @@ import (
 )
 
 // Kubernetes' proxy handler in front of an API server that sends GOAWAYs,
-// with the teebody transport as its transport and a responder that answers
-// 429 when a body could not be replayed.
+// with the teebody transport as its transport and its Responder, which
+// answers 429 when a body could not be replayed.
 func Example() {
 	up, err := fakeapi.Start(fakeapi.Options{GoawayChance: 0.02}, "", nil) // the embedded API server
 	if err != nil {
@@ -42,12 +42,12 @@ func Example() {
 	// One UpgradeAwareHandler per request, as the kube-aggregator makes
 	// them (with wrapTransport true its ServeHTTP writes to the handler).
 	// tr's WrappedRoundTripper lets upgrades find the CA and client
-	// certificate; the responder answers 429 with Retry-After where
+	// certificate; tr.Responder() answers 429 with Retry-After where
 	// transport.ShouldRetryLater(err) holds, else 502.
 	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		loc := *location
 		loc.Path, loc.RawQuery = r.URL.Path, r.URL.RawQuery
-		h := proxy.NewUpgradeAwareHandler(&loc, tr, true, false, &responder{})
+		h := proxy.NewUpgradeAwareHandler(&loc, tr, true, false, tr.Responder())
 		h.UseLocationHost = true
 		h.ServeHTTP(w, r)
 	}))

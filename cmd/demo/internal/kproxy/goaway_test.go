@@ -43,24 +43,23 @@ func TestUpgradeAwareHandlerGOAWAY(t *testing.T) {
 				inner, loc := upstreamTransport(t, testutil.Target(t, up.Spec()).Config)
 				tc.cfg.ErrorLog = proxytest.QuietLog()
 				tr := transport.New(inner, tc.cfg)
-				var rs responder
-				spec := serveProxy(t, upgradeAware(loc, tr, wrap, &rs))
+				spec := serveProxy(t, upgradeAware(loc, tr, wrap, tr.Responder()))
 				res, err := load.Run(context.Background(), testutil.Target(t, spec), load.Options{
 					Name: tc.name, Workers: 10, OpsPerWorker: 15, BodySize: 1024, QPS: -1,
 					NoRetry: !tc.spent, // client-go's retries of the 429s stay
 				})
 				require.NoError(t, err)
+				require.NoError(t, tr.Drain(context.Background()))
 				st := tr.Stats()
 				t.Logf("%d/%d failed; responder: %d x 429, %d x 502; replays served %d, refused %+v",
-					res.FailedOperations, res.TotalOperations, rs.retryLater.Load(), rs.badGateway.Load(), st.ReplaysServed, st.ReplaysRefused)
+					res.FailedOperations, res.TotalOperations, st.RetryLaterWritten, st.BadGatewayWritten, st.ReplaysServed, st.ReplaysRefused)
 				assert.Zero(t, res.FailedOperations, "failures: %q", res.SampleErrors)
-				assert.Zero(t, rs.badGateway.Load(), "the responder answered 502: %v", rs.last.Load())
-				require.NoError(t, tr.Drain(context.Background()))
-				assert.Zero(t, tr.Stats().BytesHeld, "bytes held after the run")
+				assert.Zero(t, st.BadGatewayWritten, "the responder answered 502")
+				assert.Zero(t, st.BytesHeld, "bytes held after the run")
 				if tc.spent {
-					assert.NotZero(t, rs.retryLater.Load(), "no 429: no GOAWAY met a body the budget could not hold")
+					assert.NotZero(t, st.RetryLaterWritten, "no 429: no GOAWAY met a body the budget could not hold")
 				} else {
-					assert.Zero(t, rs.retryLater.Load(), "429s with a budget to spare")
+					assert.Zero(t, st.RetryLaterWritten, "429s with a budget to spare")
 				}
 			})
 		}

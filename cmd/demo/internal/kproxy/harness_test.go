@@ -2,14 +2,14 @@
 // UpgradeAwareHandler, in front of the embedded API server with the teebody
 // transport, wired as the kube-aggregator wires it: one handler per
 // request, the upstream's location with the request's path, and an
-// ErrorResponder for transport errors. It holds tests and an example only.
+// ErrorResponder for transport errors (the transport's Responder). It holds
+// tests and an example only.
 package kproxy_test
 
 import (
 	"context"
 	"net/http"
 	"net/url"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,7 +20,6 @@ import (
 
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/serve"
-	"github.com/teebody/teebody/pkg/transport"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -39,25 +38,6 @@ func upgradeAware(loc *url.URL, rt http.RoundTripper, wrapTransport bool, rs pro
 		h.UseLocationHost = true
 		h.ServeHTTP(w, r)
 	})
-}
-
-// responder is the ErrorResponder the README shows: 429 with Retry-After
-// when transport.ShouldRetryLater holds, else 502. It counts its answers
-// and keeps the last error.
-type responder struct {
-	retryLater, badGateway atomic.Int64
-	last                   atomic.Value // error
-}
-
-func (rs *responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
-	rs.last.Store(err)
-	if transport.ShouldRetryLater(err) {
-		rs.retryLater.Add(1)
-		transport.WriteRetryLater(w, transport.DefaultRetryAfter)
-		return
-	}
-	rs.badGateway.Add(1)
-	http.Error(w, err.Error(), http.StatusBadGateway)
 }
 
 // serveProxy serves h over TLS and HTTP/2 on loopback until the test ends,

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/serve"
+	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -91,7 +93,7 @@ func TestUpgradeThroughProxies(t *testing.T) {
 	for _, wrap := range []bool{false, true} {
 		t.Run("UpgradeAwareHandler/wrapTransport="+map[bool]string{false: "false", true: "true"}[wrap], func(t *testing.T) {
 			tr := transport.New(inner, transport.DefaultConfig())
-			spec := serveProxy(t, upgradeAware(loc, tr, wrap, &responder{}))
+			spec := serveProxy(t, upgradeAware(loc, tr, wrap, tr.Responder()))
 			require.NoError(t, execEcho(t, spec))
 			assert.Zero(t, tr.Stats().Requests, "UpgradeAwareHandler dials upgrades itself")
 		})
@@ -119,10 +121,12 @@ func TestUpgradeThroughProxies(t *testing.T) {
 func TestUpgradeNeedsWrappedRoundTripper(t *testing.T) {
 	backend := startPrivateBackend(t)
 	inner, loc := upstreamTransport(t, backend)
-	var rs responder
-	h := upgradeAware(loc, opaque{transport.New(inner, transport.DefaultConfig())}, false, &rs)
-	err := execEcho(t, serveProxy(t, h))
+	var logged testutil.SyncBuffer
+	cfg := transport.DefaultConfig()
+	cfg.ErrorLog = log.New(&logged, "", 0)
+	tr := transport.New(inner, cfg)
+	err := execEcho(t, serveProxy(t, upgradeAware(loc, opaque{tr}, false, tr.Responder())))
 	require.Error(t, err, "the upgrade went through without the CA")
-	assert.Equal(t, int64(1), rs.badGateway.Load())
-	assert.ErrorContains(t, rs.last.Load().(error), "certificate signed by unknown authority")
+	assert.Equal(t, int64(1), tr.Stats().BadGatewayWritten)
+	assert.Contains(t, logged.String(), "certificate signed by unknown authority")
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/serve"
+	teebodyprom "github.com/teebody/teebody/contrib/prometheus"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -94,7 +95,7 @@ func New(opts Options) (*Proxy, error) {
 	}, []string{"method", "code"})
 	reg.MustRegister(requests, collectors.NewGoCollector())
 	if p.tr != nil {
-		reg.MustRegister(newStatsCollector(p.tr.Stats))
+		reg.MustRegister(teebodyprom.NewCollector(p.tr.Stats))
 	}
 	mux := http.NewServeMux()
 	// Unauthenticated, as exporters are: it holds counters, no secrets.

@@ -13,16 +13,17 @@ type ProxyRow struct {
 	Stats transport.Stats
 }
 
-// Proxies writes one row per proxy: requests buffered and passed through
-// because their upstream was quiet (adaptive mode), replays served, 429s
-// written, and the most bytes held at once; as a Markdown table when
+// Proxies writes one row per proxy: requests buffered (of them, those kept
+// up to the adaptive floor because their upstream was quiet), requests
+// passed through because their upstream was quiet (adaptive mode), replays
+// served, 429s written, and the most bytes held at once; as a Markdown table when
 // markdown is set, else in columns aligned with spaces.
 func Proxies(w io.Writer, proxies []ProxyRow, markdown bool) error {
 	rows := make([][]string, len(proxies))
 	for i, p := range proxies {
 		s := p.Stats
-		rows[i] = []string{p.Name, fmt.Sprint(s.Buffered), fmt.Sprint(s.PassedThrough.Quiet), fmt.Sprint(s.ReplaysServed),
+		rows[i] = []string{p.Name, fmt.Sprint(s.Buffered), fmt.Sprint(s.BufferedQuiet), fmt.Sprint(s.PassedThrough.Quiet), fmt.Sprint(s.ReplaysServed),
 			fmt.Sprint(s.RetryLaterWritten), Bytes(s.PeakBytesHeld)}
 	}
-	return write(w, []string{"Proxy", "Buffered", "Unbuffered (quiet)", "Replays", "429s", "Peak held"}, rows, markdown)
+	return write(w, []string{"Proxy", "Buffered", "of them quiet", "Unbuffered (quiet)", "Replays", "429s", "Peak held"}, rows, markdown)
 }
