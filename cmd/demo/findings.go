@@ -36,14 +36,16 @@ func (fw *fiveWay) findings(w io.Writer, smallBudget, adaptiveFloor int64, retry
 	fmt.Fprintln(w, line+".")
 	line = fmt.Sprintf("- In adaptive mode, with client-go's retries: %d failed", adaptive.FailedOperations)
 	if st := fw.adaptive.stats; st != nil {
+		kept := fmt.Sprintf("kept %d bodies of at most its floor of %s and passed %d larger ones through unbuffered",
+			st.BufferedQuiet, report.Bytes(adaptiveFloor), st.PassedThrough.Quiet)
 		if st.AdaptiveTraces == 0 {
-			line += "; it saw no GOAWAY, so"
+			line += "; it saw no GOAWAY, so it " + kept
 		} else {
-			line += fmt.Sprintf("; it saw %d traces of GOAWAY; before the first,", st.AdaptiveTraces)
+			line += fmt.Sprintf("; until its upstream's first GOAWAY it %s, then saw %d traces of GOAWAY and buffered as"+
+				" always-on", kept, st.AdaptiveTraces)
 		}
-		line += fmt.Sprintf(" it kept %d bodies of at most its floor of %s, passed %d larger ones through unbuffered,"+
-			" answered 429 %d times, and held at most %s at once (always-on: %s)", st.BufferedQuiet, report.Bytes(adaptiveFloor),
-			st.PassedThrough.Quiet, st.RetryLaterWritten, report.Bytes(st.PeakBytesHeld), peakText(fw.fix.stats))
+		line += fmt.Sprintf("; it answered 429 %d times and held at most %s at once (always-on: %s)",
+			st.RetryLaterWritten, report.Bytes(st.PeakBytesHeld), peakText(fw.fix.stats))
 	}
 	fmt.Fprintln(w, line+".")
 	fmt.Fprintln(w, "- Latency: each configuration ran once, one after the other, on a machine shared with whatever else"+
