@@ -43,7 +43,7 @@ func TestEmptyReadAtChunkBoundaryLeavesPooledChunkAlone(t *testing.T) {
 		t.Skip("needs the race detector")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: a Put is visible to the next Get
-	class := 1                                      // the 16 KiB chunk the filler takes after a full 4 KiB one
+	class := classFilledBy(4096)                    // the chunk the filler takes after a full 4 KiB one
 	for attempt := 0; attempt < 20; attempt++ {
 		for chunkPools[class].Get() != nil { // drain
 		}
