@@ -136,6 +136,10 @@ func (b *Budget) reclaimLocked(t *Tee, n int64) {
 		}
 		freed := v.yieldLocked()
 		v.mu.Unlock()
+		if freed < 0 {
+			passed = append(passed, v) // nothing it could give: it keeps its replay
+			continue
+		}
 		b.chargeLocked(v, -freed)
 		b.yields.Add(1)
 	}

@@ -320,3 +320,33 @@ func TestYieldsUnderConcurrency(t *testing.T) {
 	}
 	t.Logf("%d yields, peak %d of %d", budget.Yields(), budget.Peak(), budget.Total())
 }
+
+// A body whose newest follower has not finished a chunk has nothing to give:
+// it keeps its replay, and the body that asked streams instead.
+func TestNothingToGiveNoYield(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		budget := NewBudget(2 << 20) // what big holds once it read readAhead past one byte
+		src := &endless{}
+		big := New(src, WithBudget(budget))
+		defer closeAndWait(t, big)
+		readN(t, mustReader(t, big), 0, 1) // the upstream took one byte; the filler read ahead
+		synctest.Wait()
+		if budget.InUse() != budget.Total() {
+			t.Fatalf("setup: budget in use %d of %d", budget.InUse(), budget.Total())
+		}
+		small, smallSrc, _ := stalled(t, budget, 0)
+		defer closeAndWait(t, small)
+		smallSrc.feed(bodyPrefix(1 << 10))
+		smallSrc.end(io.EOF)
+		if got, err := io.ReadAll(mustReader(t, small)); err != nil || !bytes.Equal(got, bodyPrefix(1<<10)) {
+			t.Fatalf("small body: %d bytes, %v", len(got), err)
+		}
+		wantReason(t, small.ReplayErr(), ReasonNoBudget)
+		if err := big.ReplayErr(); err != nil {
+			t.Errorf("a body with nothing read yielded: %v", err)
+		}
+		if got := budget.Yields(); got != 0 {
+			t.Errorf("yields = %d, want 0", got)
+		}
+	})
+}

@@ -241,10 +241,12 @@ func (t *Tee) refuseLocked(err *NotReplayableError) {
 // yieldLocked gives up t's replay for the budget, which calls it with its
 // own mu held, and returns the charge of the chunks it dropped, for the
 // budget to take back (so it must not call the budget itself). What the
-// newest follower has not read yet stays, still charged.
+// newest follower has not read yet stays, still charged. A body with nothing
+// to drop (its newest follower has not finished a chunk) does not yield: it
+// keeps its replay, and yieldLocked returns -1.
 func (t *Tee) yieldLocked() (freed int64) {
-	if t.replayErr != nil || t.over {
-		return 0 // not a holder the budget can take from; kept for safety
+	if t.replayErr != nil || t.over || t.newest == nil || t.finishedLocked() == 0 {
+		return -1
 	}
 	t.replayErr = errYielded
 	t.data.Broadcast()
@@ -262,26 +264,18 @@ func (t *Tee) trimLocked() {
 // dropReadLocked drops, once replays are refused, the chunks that hold only
 // bytes the newest follower has already read, and returns what they were
 // charged, which it takes off t.charged but does not give back to the
-// budget. The chunk the filler is reading into stays: a later trim drops it.
+// budget.
 func (t *Tee) dropReadLocked() (freed int64) {
 	if t.replayErr == nil {
 		return 0
 	}
-	keepFrom := t.end
-	if t.newest != nil {
-		keepFrom = t.newest.off
-	}
-	n := 0
-	for _, c := range t.log {
-		if c == t.filling || c.at+int64(len(c.buf)) > keepFrom {
-			break
-		}
-		freed += c.charged
-		putChunk(c)
-		n++
-	}
+	n := t.finishedLocked()
 	if n == 0 {
 		return 0
+	}
+	for _, c := range t.log[:n] {
+		freed += c.charged
+		putChunk(c)
 	}
 	t.charged -= freed
 	rest := copy(t.log, t.log[n:])
@@ -293,6 +287,25 @@ func (t *Tee) dropReadLocked() (freed int64) {
 		t.start = t.end
 	}
 	return freed
+}
+
+// finishedLocked returns how many chunks at the head of the log hold only
+// bytes the newest follower (every follower, if none is left) has read. The
+// chunk the filler is reading into is never one of them: a later trim drops
+// it.
+func (t *Tee) finishedLocked() int {
+	keepFrom := t.end
+	if t.newest != nil {
+		keepFrom = t.newest.off
+	}
+	n := 0
+	for _, c := range t.log {
+		if c == t.filling || c.at+int64(len(c.buf)) > keepFrom {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // dropAllLocked drops every kept chunk and gives back the budget, at the end
