@@ -6,10 +6,11 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/teebody/teebody/internal/proxytest"
 )
 
 // runStats sums up the operations of one run.
@@ -26,24 +27,13 @@ type runStats struct {
 // concurrent workers. body, when not nil, makes each operation's body.
 func (s sender) run(ctx context.Context, n, workers, size int, body func() io.Reader) runStats {
 	results := make([]result, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				var r io.Reader
-				if body != nil {
-					r = body()
-				}
-				results[i] = s.do(ctx, size, r)
-			}
-		})
-	}
-	wg.Wait()
+	proxytest.Each(n, workers, func(i int) {
+		var r io.Reader
+		if body != nil {
+			r = body()
+		}
+		results[i] = s.do(ctx, size, r)
+	})
 	st := runStats{ops: n, latencies: make([]time.Duration, 0, n)}
 	for _, r := range results {
 		switch r.outcome {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/teebody/teebody/pkg/transport"
 )
@@ -24,24 +23,12 @@ func adaptiveConfig() transport.Config {
 const statusRetryLater = "429 Too Many Requests"
 
 // untilTrace sends batches of bodies to target through client until tr saw
-// a trace of GOAWAY (at most 10 batches) and returns what the client saw.
+// a trace of GOAWAY and returns what the client saw.
 func untilTrace(t *testing.T, tr *transport.Transport, client http.RoundTripper, target string) loadResult {
 	t.Helper()
-	total := loadResult{errs: map[string]int{}}
-	for i := range 10 {
-		r := runLoad(context.Background(), client, target, randomBodies(uint64(300+i), requestCount(200), 256<<10), 16)
-		total.requests += r.requests
-		total.ok += r.ok
-		total.failed += r.failed
-		for k, v := range r.errs {
-			total.errs[k] += v
-		}
-		if tr.Stats().AdaptiveTraces > 0 {
-			return total
-		}
-	}
-	t.Fatalf("no trace of GOAWAY after %v; stats %+v", total, tr.Stats())
-	return total
+	return batchesUntil(t, "no trace of GOAWAY", func(i int) loadResult {
+		return runLoad(context.Background(), client, target, randomBodies(uint64(300+i), requestCount(200), 256<<10), 16)
+	}, func(loadResult) bool { return tr.Stats().AdaptiveTraces > 0 })
 }
 
 // TestAdaptiveGOAWAY: behind a ReverseProxy, an upstream that sends GOAWAY
@@ -162,28 +149,6 @@ func TestAdaptivePerUpstream(t *testing.T) {
 	}
 }
 
-// TestAdaptiveWindowExpiry: with a window far shorter than a round trip, a
-// trace has expired by the next request, so an upstream that sends GOAWAY
-// is never buffered for, however many traces it leaves.
-func TestAdaptiveWindowExpiry(t *testing.T) {
-	u := newUpstream(t, true, goawayEvery)
-	cfg := adaptiveConfig()
-	cfg.AdaptiveWindow = time.Nanosecond
-	tr := transport.New(transportTo(t, u.srv), cfg)
-	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
-	r := untilTrace(t, tr, f.client(t), f.srv.URL)
-	drain(t, tr)
-	st := tr.Stats()
-	t.Logf("%v; stats %+v", r, st)
-	if st.Buffered != 0 || st.PeakBytesHeld != 0 || st.AdaptiveUpstreams != 0 {
-		t.Errorf("buffered %d, peak held %d, upstreams %d after traces that expired at once; want 0, 0, 0",
-			st.Buffered, st.PeakBytesHeld, st.AdaptiveUpstreams)
-	}
-	if r.failed != r.errs[statusRetryLater] {
-		t.Errorf("failures other than 429: %v", r.errs)
-	}
-}
-
 // TestAdaptiveOff: without Adaptive, nothing of adaptive mode shows: every
 // request with a body is buffered, also to a quiet upstream, and GOAWAYs
 // leave no trace; the defaults leave it off.
@@ -210,20 +175,8 @@ func TestAdaptiveOff(t *testing.T) {
 			t.Error("no replay served: the run did not exercise a GOAWAY")
 		}
 	}
-
-	// Disabled buffering wins over adaptive mode: nothing is quiet, nothing traced.
-	u := newUpstream(t, true, goawayEvery)
-	tr := transport.New(transportTo(t, u.srv), transport.Config{Adaptive: true})
-	untilFailure := loadResult{}
-	for i := 0; i < 10 && untilFailure.failed == 0; i++ {
-		untilFailure = runLoad(context.Background(), tr, u.srv.URL, randomBodies(uint64(400+i), requestCount(200), 256<<10), 16)
-	}
-	if untilFailure.failed == 0 {
-		t.Fatal("no request failed with buffering disabled: the GOAWAY injector does not work")
-	}
-	if st := tr.Stats(); st.PassedThrough.Disabled == 0 || st.PassedThrough.Quiet != 0 || st.AdaptiveTraces != 0 {
-		t.Errorf("disabled and adaptive: %+v; want passed through as disabled, no trace", st)
-	}
+	// That disabled buffering wins over adaptive mode is
+	// TestUnbufferedGoawayAnswersRetryLater's.
 }
 
 func TestConfigFromEnvAdaptive(t *testing.T) {

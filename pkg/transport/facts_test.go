@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
@@ -51,28 +52,21 @@ func factRun(t *testing.T, rt http.RoundTripper, u *upstream, getBody func(b tes
 	)
 	for batch := range 10 {
 		bodies := uniformBodies(uint64(300+batch), 200, 1, 256<<10)
-		var wg sync.WaitGroup
-		var next atomic.Int64
-		for range 16 {
-			wg.Go(func() {
-				for i := int(next.Add(1)) - 1; i < len(bodies); i = int(next.Add(1)) - 1 {
-					req := newPost(context.Background(), u.srv.URL, bodies[i], "")
-					if getBody != nil {
-						req.GetBody = getBody(bodies[i])
-					}
-					resp, err := rt.RoundTrip(req)
-					if err != nil {
-						mu.Lock()
-						errs = append(errs, err)
-						mu.Unlock()
-						continue
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			})
-		}
-		wg.Wait()
+		proxytest.Each(len(bodies), 16, func(i int) {
+			req := newPost(context.Background(), u.srv.URL, bodies[i], "")
+			if getBody != nil {
+				req.GetBody = getBody(bodies[i])
+			}
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		})
 		if done(errs) {
 			return errs
 		}

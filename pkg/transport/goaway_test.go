@@ -43,28 +43,6 @@ func drain(t *testing.T, tr *transport.Transport) {
 	}
 }
 
-// brokenRun sends batches of requests until the upstream's GOAWAYs make
-// some fail (at most 10 batches), proving the injector works; it returns
-// what the client saw.
-func brokenRun(t *testing.T, send func(bodies []testBody) loadResult, batch int) loadResult {
-	t.Helper()
-	total := loadResult{errs: map[string]int{}}
-	for i := range 10 {
-		r := send(randomBodies(uint64(100+i), batch, 2<<20))
-		total.requests += r.requests
-		total.ok += r.ok
-		total.failed += r.failed
-		for k, v := range r.errs {
-			total.errs[k] += v
-		}
-		if total.failed > 0 {
-			return total
-		}
-	}
-	t.Fatalf("no request failed without the transport: the GOAWAY injector does not work (%v)", total)
-	return total
-}
-
 // TestReverseProxyGOAWAY is the failure and the fix side by side: the same
 // POSTs through an httputil.ReverseProxy to an upstream that sends graceful
 // GOAWAYs fail without the transport and never with it.
@@ -89,9 +67,9 @@ func TestReverseProxyGOAWAY(t *testing.T) {
 			lc := &logCounter{}
 			f := newFront(t, false, newHandler(u, transportTo(t, u.srv), nil, lc))
 			client := f.client(t)
-			broken := brokenRun(t, func(bodies []testBody) loadResult {
-				return runLoad(context.Background(), client, f.srv.URL, bodies, 16)
-			}, requestCount(400))
+			broken := batchesUntil(t, "no request failed without the transport", func(i int) loadResult {
+				return runLoad(context.Background(), client, f.srv.URL, randomBodies(uint64(100+i), requestCount(400), 2<<20), 16)
+			}, func(r loadResult) bool { return r.failed > 0 })
 			goawayErrs := lc.count("GetBody") + lc.count("cannot rewind")
 			t.Logf("without the transport: %v; proxy errors naming GOAWAY or rewind: %d; wrong bytes upstream: %d",
 				broken, goawayErrs, u.wrong.Load())
@@ -132,52 +110,16 @@ func TestReverseProxyGOAWAY(t *testing.T) {
 	}
 }
 
-// TestTransportGOAWAY runs the same load through the transport used as a
-// client's RoundTripper, over net/http's transport (bundled HTTP/2, where
-// GetBody is called several times per request and some results are
-// abandoned: docs/design.md, fact 2) and over golang.org/x/net/http2's.
+// TestTransportGOAWAY runs the fixed half of the same load through the
+// transport used as a client's RoundTripper, over net/http's transport
+// (bundled HTTP/2, where GetBody is called several times per request and
+// some results are abandoned: docs/design.md, fact 2) and over
+// golang.org/x/net/http2's. What those fail with without it is
+// TestFactNoGetBodyStringError's.
 func TestTransportGOAWAY(t *testing.T) {
-	inners := []struct {
-		name string
-		rt   func(*upstream) http.RoundTripper
-		want []string // error kinds the run without the transport must show
-	}{
-		{"net/http", func(u *upstream) http.RoundTripper { return transportTo(t, u.srv) },
-			[]string{"http2: cannot retry err [GOAWAY...] after Request.Body was written", "net/http: cannot rewind body after connection loss"}},
-		{"x/net/http2", func(u *upstream) http.RoundTripper { return xh2Transport(t, u) },
-			[]string{"http2: cannot retry err [GOAWAY...] after Request.Body was written"}},
-	}
-	for _, inner := range inners {
+	for _, inner := range h2Inners(t) {
 		t.Run(inner.name, func(t *testing.T) {
 			u := newUpstream(t, true, goawayEvery)
-			rt := inner.rt(u)
-			broken := loadResult{errs: map[string]int{}}
-			for i := 0; i < 10; i++ {
-				r := runLoad(context.Background(), rt, u.srv.URL, randomBodies(uint64(200+i), requestCount(400), 2<<20), 16)
-				broken.requests += r.requests
-				broken.ok += r.ok
-				broken.failed += r.failed
-				for k, v := range r.errs {
-					broken.errs[k] += v
-				}
-				seen := 0
-				for _, w := range inner.want {
-					if broken.errs[w] > 0 {
-						seen++
-					}
-				}
-				if seen == len(inner.want) {
-					break
-				}
-			}
-			t.Logf("without the transport: %v", broken)
-			for _, w := range inner.want {
-				if broken.errs[w] == 0 {
-					t.Errorf("without the transport, no %q error", w)
-				}
-			}
-
-			u = newUpstream(t, true, goawayEvery)
 			tr := transport.New(inner.rt(u), quietConfig())
 			fixed := runLoad(context.Background(), tr, u.srv.URL, randomBodies(8, requestCount(600), 2<<20), 16)
 			drain(t, tr)

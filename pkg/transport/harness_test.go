@@ -226,6 +226,35 @@ func (r loadResult) String() string {
 	return fmt.Sprintf("%d requests, %d ok, %d failed %v", r.requests, r.ok, r.failed, r.errs)
 }
 
+// add counts o's requests in r.
+func (r *loadResult) add(o loadResult) {
+	if r.errs == nil {
+		r.errs = map[string]int{}
+	}
+	r.requests += o.requests
+	r.ok += o.ok
+	r.failed += o.failed
+	for k, v := range o.errs {
+		r.errs[k] += v
+	}
+}
+
+// batchesUntil runs batch(0), batch(1), ... (at most 10) until seen reports
+// that their sum shows what the test needs, and returns the sum; if it never
+// does, the test fails, saying that what did not happen.
+func batchesUntil(t *testing.T, what string, batch func(i int) loadResult, seen func(loadResult) bool) loadResult {
+	t.Helper()
+	var total loadResult
+	for i := range 10 {
+		total.add(batch(i))
+		if seen(total) {
+			return total
+		}
+	}
+	t.Fatalf("%s after 10 batches: %v", what, total)
+	return total
+}
+
 // runLoad sends every body with rt to target from workers goroutines and
 // counts what came back: 200 is ok, anything else a failure.
 func runLoad(ctx context.Context, rt http.RoundTripper, target string, bodies []testBody, workers int) loadResult {
@@ -237,32 +266,17 @@ func runLoad(ctx context.Context, rt http.RoundTripper, target string, bodies []
 // runRequests sends the n requests that newReq builds, for 0 <= i < n, with
 // rt from workers goroutines, and counts what came back as runLoad does.
 func runRequests(rt http.RoundTripper, n, workers int, newReq func(i int) *http.Request) loadResult {
-	var (
-		mu   sync.Mutex
-		res  = loadResult{requests: n, errs: map[string]int{}}
-		wg   sync.WaitGroup
-		next atomic.Int64
-	)
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				outcome := do(rt, newReq(i))
-				mu.Lock()
-				if outcome == "" {
-					res.ok++
-				} else {
-					res.failed++
-					res.errs[outcome]++
-				}
-				mu.Unlock()
-			}
-		})
+	outcomes := make([]string, n)
+	proxytest.Each(n, workers, func(i int) { outcomes[i] = do(rt, newReq(i)) })
+	res := loadResult{requests: n, errs: map[string]int{}}
+	for _, outcome := range outcomes {
+		if outcome == "" {
+			res.ok++
+		} else {
+			res.failed++
+			res.errs[outcome]++
+		}
 	}
-	wg.Wait()
 	return res
 }
 

@@ -23,7 +23,9 @@ func TestUnbufferedGoawayAnswersRetryLater(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
 		t.Run(map[bool]string{false: "HTTP/1 front", true: "HTTP/2 front"}[h2], func(t *testing.T) {
 			u := newUpstream(t, true, goawayEvery)
-			tr := transport.New(transportTo(t, u.srv), transport.Config{}) // disabled: nothing is replayable
+			// Disabled (no budget): nothing is replayable, and adaptive mode
+			// changes nothing.
+			tr := transport.New(transportTo(t, u.srv), transport.Config{Adaptive: true})
 			var (
 				mu    sync.Mutex
 				kinds = map[string]int{} // guarded by mu: errors ErrorHandler was given, by class
@@ -35,20 +37,18 @@ func TestUnbufferedGoawayAnswersRetryLater(t *testing.T) {
 				tr.ErrorHandler(w, r, err)
 			}
 			f := newFront(t, h2, newProxy(u, tr, errorHandler, nil))
-			total := loadResult{errs: map[string]int{}}
+			var total loadResult
 			for i := range 3 {
-				r := runLoad(context.Background(), f.client(t), f.srv.URL, randomBodies(uint64(500+i), requestCount(200), 256<<10), 16)
-				total.requests += r.requests
-				total.failed += r.failed
-				for k, v := range r.errs {
-					total.errs[k] += v
-				}
+				total.add(runLoad(context.Background(), f.client(t), f.srv.URL, randomBodies(uint64(500+i), requestCount(200), 256<<10), 16))
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			t.Logf("%d requests, %d failed %v; errors given to ErrorHandler: %v", total.requests, total.failed, total.errs, kinds)
 			assert.NotZero(t, total.failed, "no request met a GOAWAY")
 			assert.Equal(t, total.failed, total.errs[statusRetryLater], "failures other than 429: %v", total.errs)
+			st := tr.Stats()
+			assert.NotZero(t, st.PassedThrough.Disabled, "requests passed through as disabled")
+			assert.Zero(t, st.PassedThrough.Quiet+st.AdaptiveTraces, "disabled, adaptive mode saw quiet requests or traces: %+v", st)
 		})
 	}
 }

@@ -45,6 +45,21 @@ func TestTracesWindow(t *testing.T) {
 	})
 }
 
+// TestAdaptiveWindowConfig: the Transport's traces take Config.AdaptiveWindow,
+// DefaultAdaptiveWindow when it is not positive, so that TestTracesWindow's
+// clock holds for RoundTrip's question.
+func TestAdaptiveWindowConfig(t *testing.T) {
+	for _, tc := range []struct{ set, want time.Duration }{
+		{0, DefaultAdaptiveWindow}, {-time.Second, DefaultAdaptiveWindow}, {time.Minute, time.Minute},
+	} {
+		cfg := DefaultConfig()
+		cfg.Adaptive, cfg.AdaptiveWindow = true, tc.set
+		if got := New(nil, cfg).traces.window; got != tc.want {
+			t.Errorf("AdaptiveWindow %v: the traces' window is %v, want %v", tc.set, got, tc.want)
+		}
+	}
+}
+
 // TestTracesBound pins eviction: at capacity, a new upstream first displaces
 // those past their window, else the one with the oldest trace, so that a
 // recently renewed one stays.
