@@ -41,7 +41,7 @@ type Tee struct {
 	data sync.Cond // on mu; followers wait here for bytes, the source's end, or a change of the rules
 	room sync.Cond // on mu; the filler waits here until it may read on
 
-	log    []*chunk // the kept chunks, in order; all but the last are full
+	log    []*chunk // the kept chunks, in order; all but the last are full; on logArray until it outgrows it
 	start  int64    // offset of the first byte still kept (log[0].at, or end when the log is empty)
 	end    int64    // bytes read from the source so far
 	front  int64    // the furthest offset any follower has read to
@@ -79,6 +79,10 @@ type Tee struct {
 	budgeted int64
 	slot     int
 
+	// logArray is the log's first backing array, so that a body of up to
+	// len(logArray) chunks (1 MiB takes 13) allocates nothing for its log.
+	logArray [16]*chunk
+
 	// testHookUnlocked, if set (by tests, before the filler starts), runs on
 	// the filler each time it has dropped the lock to Read the source.
 	testHookUnlocked func()
@@ -93,6 +97,7 @@ type Tee struct {
 // otherwise after Close. The caller must call Close when the request is over.
 func New(src io.ReadCloser, opts ...Option) *Tee {
 	t := &Tee{src: src, limit: DefaultLimit, done: make(chan struct{}), slot: -1}
+	t.log = t.logArray[:0]
 	for _, o := range opts {
 		o(t)
 	}
