@@ -18,7 +18,9 @@ import (
 )
 
 // oopKinds are the proxies BenchmarkOutOfProcess compares: adaptive is
-// teebody in adaptive mode, whose upstream here never sends GOAWAY.
+// teebody in adaptive mode, whose upstream here never sends GOAWAY, so that it
+// keeps only the bodies up to its floor (Config.AdaptiveFloorBytes) and
+// passes the larger ones through.
 var oopKinds = []string{kindPlain, kindTeebody, kindAdaptive, kindReadAll}
 
 // oopWorkers uploads are in flight at once.

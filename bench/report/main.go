@@ -103,7 +103,8 @@ func write(w io.Writer, o options, rs *results, raw, svgName string) error {
 	p("load and GOAWAY benchmarks, the slow client, the concurrency sweep). ")
 	p("Transports: **plain** (the inner `*http.Transport`, no replay: the speed limit), **teebody** ")
 	p("(`transport.New` with `DefaultConfig`, always on), **adaptive** (the same in adaptive mode; the upstream ")
-	p("never sends GOAWAY, so it buffers nothing), **readall** (read-everything-first: `io.ReadAll` and a ")
+	p("never sends GOAWAY, so it keeps only the bodies up to its 64 KiB floor, and passes the larger ones ")
+	p("through), **readall** (read-everything-first: `io.ReadAll` and a ")
 	p("`bytes.Reader` `GetBody`). See bench/doc.go and the benchmarks' comments for the parameters.\n\n")
 
 	p("## Run\n\n| | |\n|---|---|\n")
