@@ -47,9 +47,11 @@ type outcome struct {
 	stats *transport.Stats // nil without the fix
 }
 
-// fiveWay is what the five configurations showed.
+// fiveWay is what the five configurations showed, against an upstream
+// with that GOAWAY chance.
 type fiveWay struct {
 	direct, noFix, fix, small, adaptive outcome
+	chance                              float64
 }
 
 // runDemo is "demo": the five-way run; exit 1 if a fixed proxy let a
@@ -104,7 +106,7 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 	tiny := transport.Config{TotalBytes: int64(small), PerRequestBytes: int64(small), RetryAfter: *retryAfter}
 	adaptive := fix
 	adaptive.Adaptive = true
-	var fw fiveWay
+	fw := fiveWay{chance: upOpts.GoawayChance}
 	stages := []struct {
 		stage
 		into *outcome

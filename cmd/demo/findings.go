@@ -18,8 +18,10 @@ func (fw *fiveWay) findings(w io.Writer, smallBudget, adaptiveFloor int64, retry
 		direct.GoawayErrors, direct.TotalOperations)
 	fmt.Fprintf(w, "- Through the proxy without the fix: %d of %d failed (%.2f%%), %d of them on a GOAWAY.\n",
 		noFix.FailedOperations, noFix.TotalOperations, noFix.ErrorRate, noFix.GoawayErrors)
-	fmt.Fprintln(w, "  (Higher rates than a real API server's 0.5-1.3% at chance 0.02: on loopback the workers keep many"+
-		" requests in flight on a connection when its GOAWAY comes, and each GOAWAY catches several.)")
+	if fw.chance > 0 {
+		fmt.Fprintln(w, "  (Higher rates than a real API server's 0.5-1.3% at chance 0.02: on loopback the workers keep many"+
+			" requests in flight on a connection when its GOAWAY comes, and each GOAWAY catches several.)")
+	}
 	if noFix.GoawayErrors == 0 {
 		fmt.Fprintln(w, "  No GOAWAY failure showed without the fix this time; raise -ops or -goaway-chance, or set -goaway-after, to see one.")
 	}

@@ -5,16 +5,11 @@ import (
 	"runtime"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 )
 
-func apiResource(resource string) schema.GroupResource {
-	return schema.GroupResource{Resource: resource}
-}
-
-func (a *api) version(w http.ResponseWriter, _ *http.Request) {
+func getVersion(w http.ResponseWriter, _ *http.Request) {
 	responsewriters.WriteRawJSON(http.StatusOK, &version.Info{
 		Major:      "1",
 		Minor:      "37",
@@ -25,7 +20,7 @@ func (a *api) version(w http.ResponseWriter, _ *http.Request) {
 	}, w)
 }
 
-func (a *api) apiVersions(w http.ResponseWriter, r *http.Request) {
+func apiVersions(w http.ResponseWriter, r *http.Request) {
 	responsewriters.WriteRawJSON(http.StatusOK, &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: []string{"v1"},
@@ -35,14 +30,14 @@ func (a *api) apiVersions(w http.ResponseWriter, r *http.Request) {
 	}, w)
 }
 
-func (a *api) apiGroups(w http.ResponseWriter, _ *http.Request) {
+func apiGroups(w http.ResponseWriter, _ *http.Request) {
 	responsewriters.WriteRawJSON(http.StatusOK, &metav1.APIGroupList{
 		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
 		Groups:   []metav1.APIGroup{},
 	}, w)
 }
 
-func (a *api) apiResources(w http.ResponseWriter, _ *http.Request) {
+func apiResources(w http.ResponseWriter, _ *http.Request) {
 	responsewriters.WriteRawJSON(http.StatusOK, &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: "v1",

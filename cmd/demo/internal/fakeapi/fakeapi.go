@@ -12,9 +12,14 @@ import (
 	"log/slog"
 	"net/http"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/server/filters"
+	"k8s.io/client-go/kubernetes/scheme"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/teebody/teebody/cmd/demo/internal/serve"
 )
@@ -50,21 +55,26 @@ type Options struct {
 }
 
 // New returns the API handler with an empty store holding the "default"
-// namespace. It is safe for concurrent use: the store has its own lock.
+// namespace. It is safe for concurrent use.
 func New(opts Options) http.Handler {
-	a := &api{store: newStore()}
+	a := &api{tracker: clienttesting.NewObjectTracker(scheme.Scheme, scheme.Codecs.UniversalDecoder())}
+	def := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}
+	a.stamp(def)
+	if err := a.tracker.Add(def); err != nil {
+		panic(err) // an empty tracker takes any first object
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /version", a.version)
-	mux.HandleFunc("GET /api", a.apiVersions)
-	mux.HandleFunc("GET /api/v1", a.apiResources)
-	mux.HandleFunc("GET /apis", a.apiGroups)
-	mux.HandleFunc("GET /api/v1/namespaces", a.listNamespaces)
-	mux.HandleFunc("POST /api/v1/namespaces", a.createNamespace)
-	mux.HandleFunc("GET /api/v1/namespaces/{ns}", a.getNamespace)
-	mux.HandleFunc("GET /api/v1/namespaces/{ns}/configmaps", a.listConfigMaps)
-	mux.HandleFunc("POST /api/v1/namespaces/{ns}/configmaps", a.createConfigMap)
-	mux.HandleFunc("GET /api/v1/namespaces/{ns}/configmaps/{name}", a.getConfigMap)
-	mux.HandleFunc("DELETE /api/v1/namespaces/{ns}/configmaps/{name}", a.deleteConfigMap)
+	mux.HandleFunc("GET /version", getVersion)
+	mux.HandleFunc("GET /api", apiVersions)
+	mux.HandleFunc("GET /api/v1", apiResources)
+	mux.HandleFunc("GET /apis", apiGroups)
+	mux.HandleFunc("GET /api/v1/namespaces", a.list(namespaces))
+	mux.HandleFunc("POST /api/v1/namespaces", a.create(namespaces))
+	mux.HandleFunc("GET /api/v1/namespaces/{name}", a.get(namespaces))
+	mux.HandleFunc("GET /api/v1/namespaces/{ns}/configmaps", a.list(configMaps))
+	mux.HandleFunc("POST /api/v1/namespaces/{ns}/configmaps", a.create(configMaps))
+	mux.HandleFunc("GET /api/v1/namespaces/{ns}/configmaps/{name}", a.get(configMaps))
+	mux.HandleFunc("DELETE /api/v1/namespaces/{ns}/configmaps/{name}", a.delete(configMaps))
 	mux.Handle("GET /api/v1/namespaces/{ns}/pods/{name}/exec", execEcho())
 	mux.HandleFunc("/", notFound)
 
@@ -97,11 +107,6 @@ func Start(opts Options, listen string, logger *slog.Logger) (*serve.Server, err
 	})
 }
 
-// api serves the routes; store holds the objects.
-type api struct {
-	store *store
-}
-
 // respond answers with err's Kubernetes Status, as the API server does.
 // err must be an API status error (apierrors.New*): any other error is
 // logged as a programming error and answered 500.
@@ -111,7 +116,7 @@ func respond(w http.ResponseWriter, r *http.Request, err error) {
 
 func notFound(w http.ResponseWriter, r *http.Request) {
 	respond(w, r, apierrors.NewGenericServerResponse(http.StatusNotFound, r.Method,
-		apiResource(""), "", "the server could not find the requested resource", 0, false))
+		schema.GroupResource{}, "", "the server could not find the requested resource", 0, false))
 }
 
 func limitBody(next http.Handler) http.Handler {
