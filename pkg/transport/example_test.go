@@ -172,9 +172,12 @@ func ExampleShouldRetryLater() {
 }
 
 // In adaptive mode, requests to an upstream that has not sent GOAWAY lately
-// pass through untouched and hold no memory; the first request it refuses
-// (answered 429 by ErrorHandler) or the first replay turns buffering on for
-// it, for Config.AdaptiveWindow after its latest such trace.
+// are kept only up to Config.AdaptiveFloorBytes (64 KiB): a small body is
+// kept within that floor, so that the upstream's first GOAWAY costs it
+// nothing, and a body that announces more passes through untouched and holds
+// no memory. The first request the upstream refuses (answered 429 by
+// ErrorHandler) or the first replay turns full buffering on for it, for
+// Config.AdaptiveWindow after its latest such trace.
 func Example_adaptive() {
 	upstream := newCountingUpstream() // never sends GOAWAY
 	defer upstream.Close()
@@ -185,15 +188,20 @@ func Example_adaptive() {
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 
-	for _, s := range []string{"hello", "world"} {
-		printResponse(client.Post(upstream.URL, "text/plain", io.MultiReader(strings.NewReader(s))))
+	small := io.MultiReader(strings.NewReader("hello")) // hides the length: kept up to the floor
+	printResponse(client.Post(upstream.URL, "text/plain", small))
+	large, err := http.NewRequest(http.MethodPost, upstream.URL, io.MultiReader(strings.NewReader(strings.Repeat("x", 1<<20))))
+	if err != nil {
+		log.Fatal(err)
 	}
+	large.ContentLength = 1 << 20 // announces more than the floor: passes through
+	printResponse(client.Do(large))
 	st := tr.Stats()
-	fmt.Println("buffered:", st.Buffered, "quiet:", st.PassedThrough.Quiet, "peak bytes held:", st.PeakBytesHeld)
+	fmt.Println("kept up to the floor:", st.BufferedQuiet, "passed through:", st.PassedThrough.Quiet, "peak bytes held:", st.PeakBytesHeld)
 	// Output:
 	// 200 OK upstream got 5 bytes
-	// 200 OK upstream got 5 bytes
-	// buffered: 0 quiet: 2 peak bytes held: 0
+	// 200 OK upstream got 1048576 bytes
+	// kept up to the floor: 1 passed through: 1 peak bytes held: 4096
 }
 
 // Responder is ErrorHandler in the shape of apimachinery's
