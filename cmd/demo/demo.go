@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -122,7 +121,7 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 	if err != nil {
 		return fail(c, "", err)
 	}
-	defer shutdown(up.Shutdown)
+	defer shutdown(up.Shutdown) // its error does not change what the run showed
 	fmt.Fprintf(c.stdout, "Embedded API server %s with %s; each configuration: %d workers x %d operations "+
 		"(create and delete a ConfigMap of %s), client-go QPS %g.\n\n",
 		up.Spec().Server, &gf, base.Workers, base.OpsPerWorker, report.Bytes(int64(base.BodySize)), lf.qps)
@@ -191,21 +190,12 @@ func runStage(ctx context.Context, s stage, base load.Options, upPath, dir strin
 	if p != nil {
 		if st, ok := p.Stats(); ok {
 			o.stats = &st
-			if err := writeJSON(filepath.Join(dir, s.file+".stats.json"), st); err != nil {
+			if err := load.WriteJSON(filepath.Join(dir, s.file+".stats.json"), st); err != nil {
 				return outcome{}, err
 			}
 		}
 	}
 	return o, res.WriteFile(filepath.Join(dir, s.file+".json"))
-}
-
-// writeJSON saves v as indented JSON.
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // outputDir is dir, created if need be, or a new temporary folder that
@@ -219,12 +209,4 @@ func outputDir(dir string) (string, func(), error) {
 		return "", nil, err
 	}
 	return tmp, func() { _ = os.RemoveAll(tmp) }, nil
-}
-
-// shutdown stops a server within shutdownTimeout; its error was already
-// logged, and does not change what the run showed.
-func shutdown(f func(context.Context) error) {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	_ = f(ctx)
 }

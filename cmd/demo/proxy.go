@@ -98,28 +98,15 @@ func runProxy(ctx context.Context, args []string, c *cli) int {
 	if err != nil {
 		return fail(c, "proxy", usageError{err})
 	}
-	if err := kubeconfig.Write(*out, p.Spec()); err != nil {
-		_ = p.Shutdown(context.Background())
-		return fail(c, "proxy", err)
-	}
-	if opts.NoFix {
-		log.Info("proxy listening, without the fix", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", *out)
-	} else {
+	err = serveUntilStopped(ctx, c, log, "proxy", p, *out, func() {
+		if opts.NoFix {
+			log.Info("proxy listening, without the fix", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", *out)
+			return
+		}
 		log.Info("proxy listening", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", *out,
-			"total_bytes", opts.Transport.TotalBytes, "per_request_bytes", opts.Transport.PerRequestBytes,
-			"adaptive", opts.Transport.Adaptive, "retry_after", opts.Transport.RetryAfter)
-	}
-	if c.ready != nil {
-		c.ready(*out)
-	}
-	select {
-	case <-ctx.Done():
-	case <-p.Done():
-	}
-	log.Info("proxy shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	err = p.Shutdown(sctx)
+			"total_bytes", cfg.TotalBytes, "per_request_bytes", cfg.PerRequestBytes, "adaptive", cfg.Adaptive,
+			"retry_after", cfg.RetryAfter)
+	})
 	if st, ok := p.Stats(); ok {
 		log.Info("proxy stopped", "requests", st.Requests, "buffered", st.Buffered, "quiet", st.PassedThrough.Quiet,
 			"adaptive_traces", st.AdaptiveTraces, "replays_served", st.ReplaysServed,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -70,24 +71,47 @@ func runUpstream(ctx context.Context, args []string, c *cli) int {
 	if err != nil {
 		return fail(c, "upstream", usageError{err})
 	}
-	if err := kubeconfig.Write(*out, up.Spec()); err != nil {
-		_ = up.Shutdown(context.Background())
-		return fail(c, "upstream", err)
-	}
-	log.Info("upstream listening", "url", up.Spec().Server, "goaway_chance", opts.GoawayChance,
-		"goaway_after", opts.GoawayAfter, "kubeconfig", *out)
-	if c.ready != nil {
-		c.ready(*out)
-	}
-	select {
-	case <-ctx.Done():
-	case <-up.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := up.Shutdown(sctx); err != nil {
+	err = serveUntilStopped(ctx, c, log, "upstream", up, *out, func() {
+		log.Info("upstream listening", "url", up.Spec().Server, "goaway_chance", opts.GoawayChance,
+			"goaway_after", opts.GoawayAfter, "kubeconfig", *out)
+	})
+	if err != nil {
 		return fail(c, "upstream", err)
 	}
 	log.Info("upstream stopped")
 	return exitOK
+}
+
+// running is a server "demo proxy" or "demo upstream" runs.
+type running interface {
+	Spec() kubeconfig.Spec
+	Done() <-chan struct{}
+	Shutdown(context.Context) error
+}
+
+// serveUntilStopped writes srv's kubeconfig to out, calls listening and
+// c.ready, serves until ctx ends (SIGINT, SIGTERM) or srv stops, and shuts
+// srv down, logging that it does as name.
+func serveUntilStopped(ctx context.Context, c *cli, log *slog.Logger, name string, srv running, out string, listening func()) error {
+	if err := kubeconfig.Write(out, srv.Spec()); err != nil {
+		_ = srv.Shutdown(context.Background())
+		return err
+	}
+	listening()
+	if c.ready != nil {
+		c.ready(out)
+	}
+	select {
+	case <-ctx.Done():
+	case <-srv.Done():
+	}
+	log.Info(name + " shutting down")
+	return shutdown(srv.Shutdown)
+}
+
+// shutdown stops a server within shutdownTimeout.
+func shutdown(f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	return f(ctx)
 }

@@ -82,8 +82,11 @@ func (r *Result) fill(latencies []time.Duration, failed, goaway int) {
 }
 
 // WriteFile saves r as indented JSON.
-func (r *Result) WriteFile(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+func (r *Result) WriteFile(path string) error { return WriteJSON(path, r) }
+
+// WriteJSON saves v as indented JSON; its error wraps ErrResult.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrResult, err)
 	}
