@@ -26,7 +26,7 @@ const usage = `usage:
   demo [flags]            the five-way run against an embedded API server (flags: demo -h)
   demo load [flags]       create and delete ConfigMaps through client-go, count the failures
   demo proxy [flags]      the fix in front of a cluster: a reverse proxy through package transport
-  demo upstream [flags]   the embedded API server on its own, with the API server's GOAWAY filter
+  demo upstream [flags]   the embedded API server on its own, with its GOAWAY sources
   demo compare [flags]    tables from saved load results
 Run "demo COMMAND -h" for a command's flags.
 `

@@ -18,11 +18,12 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// Kubernetes' proxy handler in front of an API server that sends GOAWAYs,
-// with the teebody transport as its transport and its Responder, which
-// answers 429 when a body could not be replayed.
+// Kubernetes' proxy handler in front of an API server that ends every
+// connection with a GOAWAY after its first request, with the teebody
+// transport as its transport and its Responder, which answers 429 when a
+// body could not be replayed.
 func Example() {
-	up, err := fakeapi.Start(fakeapi.Options{GoawayChance: 0.02}, "", nil) // the embedded API server
+	up, err := fakeapi.Start(fakeapi.Options{GoawayAfter: 1}, "", nil) // the embedded API server
 	if err != nil {
 		panic(err)
 	}
