@@ -57,11 +57,11 @@ func TestProxyEndToEnd(t *testing.T) {
 			t.Errorf("metric %s missing", name)
 		}
 	}
-	if f := families["teebody_buffered_requests_total"]; f == nil || f.Metric[0].GetCounter().GetValue() < 200 {
-		t.Errorf("buffered requests = %v, want at least 200", f)
+	if v := metric(t, families, "teebody_buffered_requests_total", ""); v < 200 {
+		t.Errorf("buffered requests = %v, want at least 200", v)
 	}
-	if f := families["teebody_budget_bytes"]; f == nil || f.Metric[0].GetGauge().GetValue() != 64<<20 {
-		t.Errorf("budget = %v, want 64MiB", f)
+	if v := metric(t, families, "teebody_budget_bytes", ""); v != 64<<20 {
+		t.Errorf("budget = %v, want 64MiB", v)
 	}
 
 	if code := p.stop(); code != exitOK {
@@ -127,37 +127,13 @@ func TestProxyAdaptive(t *testing.T) {
 		t.Fatal(err)
 	}
 	families := scrapeMetrics(t, testutil.HTTPSClient(t, target.Config.CAData), target.Config.Host)
-	// value is the metric's value, of the series with that reason label
-	// ("" for a metric without labels).
-	value := func(name, reason string) float64 {
-		t.Helper()
-		if f := families[name]; f != nil {
-			for _, m := range f.Metric {
-				got := ""
-				for _, l := range m.Label {
-					if l.GetName() == "reason" {
-						got = l.GetValue()
-					}
-				}
-				if got != reason {
-					continue
-				}
-				if m.Counter != nil {
-					return m.Counter.GetValue()
-				}
-				return m.Gauge.GetValue()
-			}
-		}
-		t.Fatalf("no metric %s with reason %q", name, reason)
-		return 0
-	}
-	quiet := value("teebody_buffered_quiet_requests_total", "")
-	traces := value("teebody_adaptive_traces_total", "")
-	upstreams := value("teebody_adaptive_upstreams", "")
-	buffered := value("teebody_buffered_requests_total", "")
-	retryLater := value("teebody_retry_later_written_total", "")
+	quiet := metric(t, families, "teebody_buffered_quiet_requests_total", "")
+	traces := metric(t, families, "teebody_adaptive_traces_total", "")
+	upstreams := metric(t, families, "teebody_adaptive_upstreams", "")
+	buffered := metric(t, families, "teebody_buffered_requests_total", "")
+	retryLater := metric(t, families, "teebody_retry_later_written_total", "")
 	// 20 x 10 operations of create and delete; the setup adds one write (the namespace).
-	passed := value("teebody_passed_through_requests_total", "quiet")
+	passed := metric(t, families, "teebody_passed_through_requests_total", "quiet")
 	if quiet != 401 || buffered != 401 || passed != 0 || traces != 0 || upstreams != 0 || retryLater != 0 {
 		t.Errorf("kept quiet %v, buffered %v, passed through %v, traces %v, upstreams %v, 429s %v; want 401, 401 and the rest 0",
 			quiet, buffered, passed, traces, upstreams, retryLater)
@@ -178,4 +154,23 @@ func scrapeMetrics(t *testing.T, hc *http.Client, host string) map[string]*dto.M
 		t.Fatal(err)
 	}
 	return families
+}
+
+// metric is the value of the series of the metric name with that reason
+// label ("" for a metric without labels) in families.
+func metric(t *testing.T, families map[string]*dto.MetricFamily, name, reason string) float64 {
+	t.Helper()
+	for _, m := range families[name].GetMetric() {
+		got := ""
+		for _, l := range m.Label {
+			if l.GetName() == "reason" {
+				got = l.GetValue()
+			}
+		}
+		if got == reason {
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s with reason %q", name, reason)
+	return 0
 }
