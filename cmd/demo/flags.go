@@ -4,8 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/teebody/teebody/pkg/transport"
 )
@@ -78,21 +76,4 @@ func (s *sizeFlag) Set(v string) error {
 	n, err := transport.ParseSize(v)
 	*s = sizeFlag(n)
 	return err
-}
-
-// unitFlag is a float in [0, 1].
-type unitFlag float64
-
-func (u *unitFlag) String() string { return fmt.Sprint(float64(*u)) }
-
-func (u *unitFlag) Set(v string) error {
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil {
-		return fmt.Errorf("not a number: %q", v)
-	}
-	if !(f >= 0 && f <= 1) { // NaN too
-		return fmt.Errorf("must be between 0 and 1, not %v", f)
-	}
-	*u = unitFlag(f)
-	return nil
 }

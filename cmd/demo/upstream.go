@@ -19,29 +19,31 @@ const upstreamSynopsis = "demo upstream [-listen 127.0.0.1:0] [-goaway-chance 0.
 
 // goawayFlags are the embedded API server's two GOAWAY sources.
 type goawayFlags struct {
-	chance unitFlag
+	chance float64
 	after  int64
 }
 
 func (g *goawayFlags) register(fs *flag.FlagSet, chance float64) {
-	g.chance = unitFlag(chance)
-	fs.Var(&g.chance, "goaway-chance", "chance that a request gets a GOAWAY: the API server's --goaway-chance (at most 0.02 there)")
+	fs.Float64Var(&g.chance, "goaway-chance", chance, "chance that a request gets a GOAWAY: the API server's --goaway-chance (at most 0.02 there)")
 	fs.Int64Var(&g.after, "goaway-after", 0, "end every connection with a GOAWAY after this many requests, as nginx "+
 		"(keepalive_requests, 1000) and AWS's load balancer (10000) do; 0: never")
 }
 
 func (g *goawayFlags) options() (fakeapi.Options, error) {
+	if !(g.chance >= 0 && g.chance <= 1) { // NaN too
+		return fakeapi.Options{}, usageErr("-goaway-chance must be between 0 and 1, not %v", g.chance)
+	}
 	if g.after < 0 {
 		return fakeapi.Options{}, usageErr("-goaway-after must not be negative, not %d", g.after)
 	}
-	return fakeapi.Options{GoawayChance: float64(g.chance), GoawayAfter: g.after}, nil
+	return fakeapi.Options{GoawayChance: g.chance, GoawayAfter: g.after}, nil
 }
 
 // String says which GOAWAYs the server sends.
 func (g *goawayFlags) String() string {
 	var s []string
 	if g.chance > 0 || g.after == 0 {
-		s = append(s, fmt.Sprintf("--goaway-chance %g", float64(g.chance)))
+		s = append(s, fmt.Sprintf("--goaway-chance %g", g.chance))
 	}
 	if g.after > 0 {
 		s = append(s, fmt.Sprintf("a GOAWAY after every %d requests per connection", g.after))
