@@ -29,6 +29,12 @@ type Options struct {
 	// HTTP2, if set, configures the server's HTTP/2 (its flow-control
 	// windows, for one): http.Server.HTTP2.
 	HTTP2 *http.HTTP2Config
+	// RefuseEvery > 0 makes the first connection, and then one in every
+	// RefuseEvery, refuse its streams with a GOAWAY as soon as the client
+	// has sent the first one's headers and a piece of its body, so that the
+	// client must send them again, every time (HTTP/2 only; counted in
+	// Goaways). 1 refuses every connection: no request gets through.
+	RefuseEvery int64
 }
 
 // Server is an httptest.Server on loopback whose error log is discarded and
@@ -54,6 +60,8 @@ type Server struct {
 
 	mu  sync.Mutex
 	rng *rand.Rand // guarded by mu
+
+	refusing *refusingListener // nil unless Options.RefuseEvery; closed with the server's listener
 }
 
 // NewServer starts a Server that serves h. Close it when done.
@@ -66,10 +74,14 @@ func NewServer(h http.Handler, opts Options) *Server {
 	s.Config.HTTP2 = opts.HTTP2
 	if opts.HTTP1 {
 		s.Start()
-	} else {
-		s.EnableHTTP2 = true
-		s.StartTLS()
+		return s
 	}
+	if opts.RefuseEvery > 0 {
+		s.refusing = &refusingListener{Listener: s.Listener, s: s, every: opts.RefuseEvery, conns: map[net.Conn]bool{}}
+		s.Listener = s.refusing
+	}
+	s.EnableHTTP2 = true
+	s.StartTLS()
 	return s
 }
 

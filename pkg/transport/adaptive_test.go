@@ -22,13 +22,16 @@ func adaptiveConfig() transport.Config {
 
 const statusRetryLater = "429 Too Many Requests"
 
-// untilTrace sends batches of bodies to target through client until tr saw
-// a trace of GOAWAY and returns what the client saw.
-func untilTrace(t *testing.T, tr *transport.Transport, client http.RoundTripper, target string) loadResult {
+// firstTrace sends a batch of bodies to target, a refusingUpstream, through
+// client and returns what the client saw: the upstream's first connection
+// refuses its requests, so tr must have a trace of GOAWAY after it.
+func firstTrace(t *testing.T, tr *transport.Transport, client http.RoundTripper, target string) loadResult {
 	t.Helper()
-	return batchesUntil(t, "no trace of GOAWAY", func(i int) loadResult {
-		return runLoad(context.Background(), client, target, randomBodies(uint64(300+i), requestCount(200), 256<<10), 16)
-	}, func(loadResult) bool { return tr.Stats().AdaptiveTraces > 0 })
+	r := runLoad(context.Background(), client, target, randomBodies(300, requestCount(200), 256<<10), 16)
+	if st := tr.Stats(); st.AdaptiveTraces == 0 {
+		t.Fatalf("no trace of GOAWAY after %v from an upstream that refused its first connection's requests; stats %+v", r, st)
+	}
+	return r
 }
 
 // TestAdaptiveGOAWAY: behind a ReverseProxy, an upstream that sends GOAWAY
@@ -37,14 +40,14 @@ func untilTrace(t *testing.T, tr *transport.Transport, client http.RoundTripper,
 // from then on every request to it is buffered and replayed, and none
 // fails.
 func TestAdaptiveGOAWAY(t *testing.T) {
-	u := newUpstream(t, true, goawayEvery)
+	u := refusingUpstream(t)
 	tr := transport.New(transportTo(t, u.srv), adaptiveConfig())
 	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 	client := f.client(t)
 	stopScraping := scrapeStats(t, tr)
 	defer stopScraping()
 
-	first := untilTrace(t, tr, client, f.srv.URL)
+	first := firstTrace(t, tr, client, f.srv.URL)
 	st := tr.Stats()
 	t.Logf("until the first trace: %v; stats %+v", first, st)
 	if first.failed != first.errs[statusRetryLater] {
@@ -117,12 +120,12 @@ func TestAdaptiveQuietHoldsNothing(t *testing.T) {
 // trace of the one that sends GOAWAY does not make the other's requests
 // buffered.
 func TestAdaptivePerUpstream(t *testing.T) {
-	hot, quiet := newUpstream(t, true, goawayEvery), newUpstream(t, true, 0)
+	hot, quiet := refusingUpstream(t), newUpstream(t, true, 0)
 	tr := transport.New(transportTo(t, hot.srv), adaptiveConfig()) // httptest's one certificate serves both
 	fHot := newFront(t, false, newProxy(hot, tr, tr.ErrorHandler, nil))
 	fQuiet := newFront(t, false, newProxy(quiet, tr, tr.ErrorHandler, nil))
 
-	untilTrace(t, tr, fHot.client(t), fHot.srv.URL)
+	firstTrace(t, tr, fHot.client(t), fHot.srv.URL)
 	before := tr.Stats()
 	r := runLoad(context.Background(), fQuiet.client(t), fQuiet.srv.URL, randomBodies(12, requestCount(200), 64<<10), 16)
 	after := tr.Stats()
@@ -156,22 +159,25 @@ func TestAdaptiveOff(t *testing.T) {
 	if transport.DefaultConfig().Adaptive {
 		t.Fatal("DefaultConfig is adaptive")
 	}
-	for _, every := range []int64{0, goawayEvery} {
-		u := newUpstream(t, true, every)
+	for _, refusing := range []bool{false, true} {
+		u := newUpstream(t, true, 0)
+		if refusing {
+			u = refusingUpstream(t)
+		}
 		tr := transport.New(transportTo(t, u.srv), quietConfig())
 		f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 		r := runLoad(context.Background(), f.client(t), f.srv.URL, randomBodies(14, requestCount(400), 256<<10), 16)
 		drain(t, tr)
 		st := tr.Stats()
-		t.Logf("GOAWAY every %d: %v; stats %+v", every, r, st)
+		t.Logf("refusing %v: %v; stats %+v", refusing, r, st)
 		if r.failed != 0 || st.Buffered == 0 || st.Buffered+st.PassedThrough.NoBody != st.Requests {
-			t.Errorf("GOAWAY every %d: %v, buffered %d of %d (%d without body); want every request with a body buffered",
-				every, r, st.Buffered, st.Requests, st.PassedThrough.NoBody)
+			t.Errorf("refusing %v: %v, buffered %d of %d (%d without body); want every request with a body buffered",
+				refusing, r, st.Buffered, st.Requests, st.PassedThrough.NoBody)
 		}
 		if st.PassedThrough.Quiet != 0 || st.AdaptiveTraces != 0 || st.AdaptiveUpstreams != 0 {
-			t.Errorf("GOAWAY every %d: quiet %d, traces %d, upstreams %d; want 0", every, st.PassedThrough.Quiet, st.AdaptiveTraces, st.AdaptiveUpstreams)
+			t.Errorf("refusing %v: quiet %d, traces %d, upstreams %d; want 0", refusing, st.PassedThrough.Quiet, st.AdaptiveTraces, st.AdaptiveUpstreams)
 		}
-		if every != 0 && st.ReplaysServed == 0 {
+		if refusing && st.ReplaysServed == 0 {
 			t.Error("no replay served: the run did not exercise a GOAWAY")
 		}
 	}

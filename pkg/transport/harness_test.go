@@ -68,8 +68,21 @@ func (u *upstream) handle(w http.ResponseWriter, r *http.Request) {
 // HTTP/1.1, ending the connection after every n-th response (0: never). It
 // is closed at the end of the test.
 func newUpstream(t testing.TB, h2 bool, every int64) *upstream {
+	return newUpstreamWith(t, proxytest.Options{HTTP1: !h2, Every: every})
+}
+
+// refusingUpstream is an HTTP/2 upstream that ends one response in
+// goawayEvery, and whose first connection, and every second one after it,
+// refuses its streams with a GOAWAY (proxytest's RefuseEvery): the first
+// requests sent to it need a replay, every time, and so does the first one
+// on every second connection after.
+func refusingUpstream(t testing.TB) *upstream {
+	return newUpstreamWith(t, proxytest.Options{Every: goawayEvery, RefuseEvery: 2})
+}
+
+func newUpstreamWith(t testing.TB, opts proxytest.Options) *upstream {
 	u := &upstream{applied: map[string]int{}}
-	u.srv = serve(t, http.HandlerFunc(u.handle), proxytest.Options{HTTP1: !h2, Every: every})
+	u.srv = serve(t, http.HandlerFunc(u.handle), opts)
 	return u
 }
 
@@ -237,22 +250,6 @@ func (r *loadResult) add(o loadResult) {
 	for k, v := range o.errs {
 		r.errs[k] += v
 	}
-}
-
-// batchesUntil runs batch(0), batch(1), ... (at most 10) until seen reports
-// that their sum shows what the test needs, and returns the sum; if it never
-// does, the test fails, saying that what did not happen.
-func batchesUntil(t *testing.T, what string, batch func(i int) loadResult, seen func(loadResult) bool) loadResult {
-	t.Helper()
-	var total loadResult
-	for i := range 10 {
-		total.add(batch(i))
-		if seen(total) {
-			return total
-		}
-	}
-	t.Fatalf("%s after 10 batches: %v", what, total)
-	return total
 }
 
 // runLoad sends every body with rt to target from workers goroutines and

@@ -11,8 +11,9 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// TestUnbufferedGoawayAnswersRetryLater: with buffering disabled, every
-// request a GOAWAY refuses through ReverseProxy fails, and every such
+// TestUnbufferedGoawayAnswersRetryLater: with buffering disabled (adaptive
+// mode or not), every request a GOAWAY refuses through ReverseProxy fails
+// (the upstream refuses some every time), and every such
 // failure, in each of its forms, is answered 429 by ErrorHandler, never
 // 502: the HTTP/2 and HTTP/1 transports' texts, ReverseProxy's closed-body
 // text (Go 1.26), and, over an HTTP/1 front on Go 1.27, the server body's
@@ -22,7 +23,7 @@ import (
 func TestUnbufferedGoawayAnswersRetryLater(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
 		t.Run(map[bool]string{false: "HTTP/1 front", true: "HTTP/2 front"}[h2], func(t *testing.T) {
-			u := newUpstream(t, true, goawayEvery)
+			u := refusingUpstream(t)
 			// Disabled (no budget): nothing is replayable, and adaptive mode
 			// changes nothing.
 			tr := transport.New(transportTo(t, u.srv), transport.Config{Adaptive: true})

@@ -1,0 +1,121 @@
+package proxytest
+
+import (
+	"crypto/tls"
+	"io"
+	"net"
+	"sync"
+
+	"golang.org/x/net/http2"
+)
+
+// refusingListener hands the connections it accepts to the Server, but for
+// those that Options.RefuseEvery picks (the first, then one in every
+// RefuseEvery), which it serves itself: it refuses their streams with a
+// graceful GOAWAY as soon as the client has sent one stream's headers and,
+// unless the stream has no body, body bytes. A GOAWAY whose last stream ID
+// is 0 refuses every stream, so the client must send them again on another
+// connection, which it can do for a stream whose body it wrote only through
+// GetBody. That is the refusal of a real GOAWAY, without the race between the
+// client opening a stream and the server's GOAWAY: it happens every time.
+type refusingListener struct {
+	net.Listener
+	s     *Server
+	every int64
+
+	mu       sync.Mutex
+	accepted int64             // guarded by mu
+	conns    map[net.Conn]bool // guarded by mu: the refusing connections still open
+	closed   bool              // guarded by mu: Close was called
+	wg       sync.WaitGroup    // the refusing goroutines
+}
+
+func (l *refusingListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		n := l.accepted
+		l.accepted++
+		refuse := n%l.every == 0 && !l.closed
+		if refuse {
+			l.conns[c] = true
+			l.wg.Add(1)
+		}
+		l.mu.Unlock()
+		if !refuse {
+			return c, nil
+		}
+		// s.TLS was set by StartTLS before it started the goroutine that
+		// calls Accept.
+		go l.refuse(tls.Server(c, l.s.TLS), c)
+	}
+}
+
+// Close stops accepting, closes the refusing connections still open and waits
+// for their goroutines. httptest.Server.Close calls it, through the TLS
+// listener around it.
+func (l *refusingListener) Close() error {
+	err := l.Listener.Close()
+	l.mu.Lock()
+	l.closed = true
+	for c := range l.conns {
+		c.Close()
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+	return err
+}
+
+// refuse speaks HTTP/2 on tc just far enough to refuse its streams, then
+// reads until the client closes the connection.
+func (l *refusingListener) refuse(tc *tls.Conn, raw net.Conn) {
+	defer l.wg.Done()
+	defer func() {
+		raw.Close()
+		l.mu.Lock()
+		delete(l.conns, raw)
+		l.mu.Unlock()
+	}()
+	if tc.Handshake() != nil || tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
+		return
+	}
+	if _, err := io.ReadFull(tc, make([]byte, len(http2.ClientPreface))); err != nil {
+		return
+	}
+	fr := http2.NewFramer(tc, tc)
+	if fr.WriteSettings() != nil {
+		return
+	}
+	sent := false
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		var refuse bool
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() && fr.WriteSettingsAck() != nil {
+				return
+			}
+		case *http2.HeadersFrame:
+			refuse = f.StreamEnded() // no body to wait for
+		case *http2.DataFrame:
+			refuse = true // the client has written part of the body
+		case *http2.PingFrame:
+			if !f.IsAck() && fr.WritePing(true, f.Data) != nil {
+				return
+			}
+		}
+		if refuse && !sent {
+			sent = true
+			l.s.goaways.Add(1)
+			if fr.WriteGoAway(0, http2.ErrCodeNo, nil) != nil {
+				return
+			}
+		}
+	}
+}

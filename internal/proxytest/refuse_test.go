@@ -1,0 +1,74 @@
+package proxytest_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/teebody/teebody/internal/proxytest"
+)
+
+// A connection that RefuseEvery picks refuses the first request it carries,
+// every time: a body the client cannot replay fails with the HTTP/2
+// transport's GOAWAY error, one it can is sent again, through GetBody, on
+// the next connection, which serves it.
+func TestServerRefuseEvery(t *testing.T) {
+	h := &conns{addrs: map[string]bool{}}
+	s := proxytest.NewServer(h, proxytest.Options{RefuseEvery: 2})
+	defer s.Close()
+	body := []byte("a body the first connection refuses")
+	// Each request gets a transport of its own, so that it opens a
+	// connection of its own.
+	send := func(req *http.Request) (*http.Response, error) {
+		tr := s.Transport()
+		defer tr.CloseIdleConnections()
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return resp, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, s.URL, io.NopCloser(bytes.NewReader(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(body))
+	resp, err := send(req)
+	if err == nil {
+		t.Fatalf("a body without GetBody went through a refusing connection: %s", resp.Status)
+	}
+	if !strings.Contains(err.Error(), "GOAWAY") || !strings.Contains(err.Error(), "GetBody") {
+		t.Errorf("error %q, want the HTTP/2 transport's GOAWAY error that names GetBody", err)
+	}
+
+	var replays atomic.Int64
+	for i := range 2 { // on connections 2 and 3 (+ 4): one of them refuses, and the replay goes through
+		req, err := http.NewRequest(http.MethodPost, s.URL, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		getBody := req.GetBody
+		req.GetBody = func() (io.ReadCloser, error) { replays.Add(1); return getBody() }
+		resp, err := send(req)
+		if err != nil {
+			t.Fatalf("request %d with GetBody: %v", i, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("request %d: %s", i, resp.Status)
+		}
+	}
+	if n := replays.Load(); n < 1 {
+		t.Errorf("GetBody called %d times over a refusing connection, want at least 1", n)
+	}
+	// The first connection refused; of the next two each request opened,
+	// one refused. (Go 1.27's client may also open one for the first
+	// request's retry before it finds it cannot replay the body.)
+	if g := s.Goaways(); g < 2 {
+		t.Errorf("Goaways = %d, want at least 2", g)
+	}
+}
