@@ -196,8 +196,8 @@ func (t *Transport) trace(up upstream) {
 
 func (t *Transport) countRefusal(err error) {
 	c := &t.counters
-	var nre *teebody.NotReplayableError
-	if !errors.As(err, &nre) {
+	nre, ok := errors.AsType[*teebody.NotReplayableError](err)
+	if !ok {
 		c.refusedClosed.Add(1)
 		return
 	}
@@ -219,8 +219,8 @@ func (t *Transport) countRefusal(err error) {
 // buffering short, then closes the Tee, which never blocks. It is called
 // exactly once per Tee.
 func (t *Transport) end(tee *teebody.Tee) {
-	var nre *teebody.NotReplayableError
-	if errors.As(tee.ReplayErr(), &nre) && nre.Reason == teebody.ReasonNoBudget {
+	// errors.AsType, not errors.As: As's target escapes, one allocation per request.
+	if nre, ok := errors.AsType[*teebody.NotReplayableError](tee.ReplayErr()); ok && nre.Reason == teebody.ReasonNoBudget {
 		t.counters.budgetRefusals.Add(1)
 	}
 	tee.Close() // Drain learns of the Tee's end through WithOnDone(t.untrack)
