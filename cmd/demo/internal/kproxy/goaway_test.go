@@ -2,11 +2,13 @@ package kproxy_test
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
 
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/load"
@@ -15,21 +17,23 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// goawayAfter is the upstream's GOAWAY: after every goawayAfter-th request
-// of a connection, none drawn at random.
-const goawayAfter = 10
-
 // TestUpgradeAwareHandlerGOAWAY: client-go's ConfigMap writes (GetBody
 // cleared, as through any proxy) through Kubernetes' proxy handler with the
-// teebody transport in front of an upstream that ends every connection
-// with a GOAWAY never fail and leave nothing held; with a spent budget the
+// teebody transport never fail and leave nothing held, in front of the
+// embedded API served by a proxytest.Server that ends a connection with a
+// GOAWAY after every 10th response and refuses with a GOAWAY every stream of
+// one connection in three (the first among them) once its body started, so
+// that some write meets a GOAWAY on every run; with a spent budget the
 // responder answers 429, never 502, and client-go's retries make every
 // write succeed. Both with wrapTransport false and true (the aggregator's
 // wiring, which flattens the transport's errors into strings, so that only
 // ShouldRetryLater's text match finds them). That the same writes fail
 // without the fix is TestFiveWay's to show.
 func TestUpgradeAwareHandlerGOAWAY(t *testing.T) {
-	up := testutil.StartUpstream(t, fakeapi.Options{GoawayAfter: goawayAfter})
+	up := proxytest.NewServer(fakeapi.New(fakeapi.Options{}), proxytest.Options{Every: 10, RefuseEvery: 3})
+	t.Cleanup(up.Close)
+	upCfg := &rest.Config{Host: up.URL, TLSClientConfig: rest.TLSClientConfig{
+		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw})}}
 	for _, wrap := range []bool{false, true} {
 		for _, tc := range []struct {
 			name  string
@@ -40,7 +44,7 @@ func TestUpgradeAwareHandlerGOAWAY(t *testing.T) {
 			{"spent budget", transport.Config{TotalBytes: 256, PerRequestBytes: 256}, true},
 		} {
 			t.Run(fmt.Sprintf("wrapTransport=%v/%s", wrap, tc.name), func(t *testing.T) {
-				inner, loc := upstreamTransport(t, testutil.Target(t, up.Spec()).Config)
+				inner, loc := upstreamTransport(t, upCfg)
 				tc.cfg.ErrorLog = proxytest.QuietLog()
 				tr := transport.New(inner, tc.cfg)
 				spec := serveProxy(t, upgradeAware(loc, tr, wrap, tr.Responder()))
@@ -60,6 +64,7 @@ func TestUpgradeAwareHandlerGOAWAY(t *testing.T) {
 					assert.NotZero(t, st.RetryLaterWritten, "no 429: no GOAWAY met a body the budget could not hold")
 				} else {
 					assert.Zero(t, st.RetryLaterWritten, "429s with a budget to spare")
+					assert.NotZero(t, st.ReplaysServed, "no replay: no GOAWAY met a write")
 				}
 			})
 		}
