@@ -34,6 +34,12 @@ const (
 	// then refuses the Read. Seen through the demo's unfixed proxy on Go
 	// 1.26; Go 1.27's ReverseProxy has no such wrapper.
 	errTextClosedProxyBody = "ReverseProxy does an invalid Read on closed Body"
+	// The HTTP/2 server's request body, read after the handler closed it:
+	// "body closed by handler" (unexported in net/http's HTTP/2 and in
+	// golang.org/x/net/http2). The same resend as errTextClosedServerBody,
+	// behind an HTTP/2 front: Go 1.27's ReverseProxy, or a hand-written
+	// proxy, hands its transport that body itself.
+	errTextClosedH2ServerBody = "body closed by handler"
 )
 
 // errTextClosedServerBody is the same failure where nothing wraps the
@@ -71,7 +77,8 @@ func ShouldRetryLater(err error) bool {
 		strings.Contains(msg, errTextCannotRetry) ||
 		strings.Contains(msg, errTextCannotRewind) ||
 		strings.Contains(msg, errTextClosedProxyBody) ||
-		strings.Contains(msg, errTextClosedServerBody)
+		strings.Contains(msg, errTextClosedServerBody) ||
+		strings.Contains(msg, errTextClosedH2ServerBody)
 }
 
 // ErrorHandler answers a request that the inner RoundTripper failed, for use

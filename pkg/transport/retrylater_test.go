@@ -16,9 +16,9 @@ import (
 // (the upstream refuses some every time), and every such
 // failure, in each of its forms, is answered 429 by ErrorHandler, never
 // 502: the HTTP/2 and HTTP/1 transports' texts, ReverseProxy's closed-body
-// text (Go 1.26), and, over an HTTP/1 front on Go 1.27, the server body's
-// own "http: invalid Read on closed Body" (ReverseProxy no longer wraps it,
-// fact 6). The last two are rare (a few per thousand requests), so a run
+// text (Go 1.26), and, on Go 1.27, the server body's own "http: invalid
+// Read on closed Body" over an HTTP/1 front and "body closed by handler"
+// over an HTTP/2 one (ReverseProxy no longer wraps it, fact 6). The last two are rare (a few per thousand requests), so a run
 // may not meet them; the kinds it met are logged.
 func TestUnbufferedGoawayAnswersRetryLater(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
