@@ -13,7 +13,7 @@
 # benchstat's tables. About 9 minutes on 2 cores with the defaults, more on a
 # busy machine.
 #
-#   OOP_ROUNDS=9 ROUNDS=5 SWEEP_ROUNDS=3 BENCHTIME=1s SLOWTIME=3x SEED=N OUT=docs/BENCHMARKS.md bash bench/run.sh
+#   OOP_ROUNDS=9 ROUNDS=4 SWEEP_ROUNDS=3 BENCHTIME=1s SLOWTIME=3x SEED=N OUT=docs/BENCHMARKS.md bash bench/run.sh
 #
 # KEEP=DIR keeps the raw output, the profiles and meta.env in DIR;
 # REPORT_FROM=DIR rewrites OUT from such a DIR without running anything.
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 OOP_ROUNDS=${OOP_ROUNDS:-9}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-4}
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-3}
 BENCHTIME=${BENCHTIME:-1s}
 SLOWTIME=${SLOWTIME:-3x}
@@ -62,7 +62,7 @@ else
 	slow="-test.bench ^BenchmarkSlowClient\$ -test.benchtime $SLOWTIME"
 	sweep="-test.bench ^BenchmarkSweep\$ -test.benchtime 1x"
 	mutex="-test.bench ^BenchmarkSweep/conc=2048/transport=teebody/size=1KiB\$ -test.benchtime 1x -test.mutexprofile mutex.out -test.mutexprofilefraction 1"
-	cpu="-test.bench ^BenchmarkOutOfProcess\$/^size=(64KiB|1MiB)/transport=(plain|teebody|adaptive)\$ -test.benchtime 3s"
+	cpu="-test.bench ^BenchmarkOutOfProcess\$/^size=(64KiB|1MiB)/transport=(plain|teebody|adaptive)\$ -test.benchtime 2s"
 	bench_command="go test -c -o bench.test ./bench; for i in 1..$OOP_ROUNDS: BENCH_SEED=$seed BENCH_ROUND=\$i ./bench.test $oop, and while i ≤ $ROUNDS: BENCH_ROUND=\$i ./bench.test $fast, then $slow; for i in 1..$SWEEP_ROUNDS: BENCH_ROUND=\$i ./bench.test $sweep; then ./bench.test $mutex; BENCH_PROFILE_DIR=. ./bench.test $cpu"
 
 	for i in $(seq 1 "$OOP_ROUNDS"); do
