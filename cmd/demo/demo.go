@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/load"
 	"github.com/teebody/teebody/cmd/demo/internal/proxy"
@@ -117,7 +116,7 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 		{stage{name: "Proxy (adaptive)", file: "proxy-adaptive", proxy: &adaptive}, &fw.adaptive},
 	}
 
-	up, err := fakeapi.Start(upOpts, "", logger)
+	up, err := c.startUpstream(upOpts, "", logger)
 	if err != nil {
 		return fail(c, "", err)
 	}

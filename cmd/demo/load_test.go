@@ -33,10 +33,10 @@ func TestLoadSucceeds(t *testing.T) {
 }
 
 // TestLoadNoRetryFails: through GOAWAYs with GetBody cleared, operations
-// fail, are counted as GOAWAY failures, and the exit status is 1. Every
-// connection ends after its second request, none at random.
+// fail, are counted as GOAWAY failures, and the exit status is 1; the
+// refusing upstream's GOAWAYs refuse writes on every run.
 func TestLoadNoRetryFails(t *testing.T) {
-	up := startServer(t, "upstream", "-goaway-chance", "0", "-goaway-after", "2")
+	up := startServerCLI(t, &cli{upstream: refusingUpstream}, "upstream")
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runCmd(t, "load", "-kubeconfig", up.kubeconfig, "-workers", "10", "-ops", "10", "-qps", "-1",
 		"-no-retry", "-quiet", "-output", out)

@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 )
 
 // Exit statuses.
@@ -45,6 +47,17 @@ type cli struct {
 	// ready, when set, is called with the kubeconfig path once a server
 	// ("demo proxy", "demo upstream") wrote it, i.e. once it is listening.
 	ready func(path string)
+	// upstream, when set, starts the embedded API server ("demo",
+	// "demo upstream") instead of fakeapi.Start.
+	upstream func(opts fakeapi.Options, listen string, logger *slog.Logger) (running, error)
+}
+
+// startUpstream starts the embedded API server.
+func (c *cli) startUpstream(opts fakeapi.Options, listen string, logger *slog.Logger) (running, error) {
+	if c.upstream != nil {
+		return c.upstream(opts, listen, logger)
+	}
+	return fakeapi.Start(opts, listen, logger)
 }
 
 // run runs the command in args and returns its exit status. ctx ending

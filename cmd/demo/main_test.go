@@ -3,14 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
+	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/testutil"
+	"github.com/teebody/teebody/internal/proxytest"
 )
 
 // envMain makes the test binary run main instead of the tests, so that a
@@ -28,9 +34,44 @@ func TestMain(m *testing.M) {
 // runCmd runs the command in-process to its end.
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLI(t, &cli{}, args...)
+}
+
+// runCLI runs the command in-process to its end with c's hooks.
+func runCLI(t *testing.T, c *cli, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb testutil.SyncBuffer
-	code = run(context.Background(), args, &cli{stdout: &out, stderr: &errb})
+	c.stdout, c.stderr = &out, &errb
+	code = run(context.Background(), args, c)
 	return code, out.String(), errb.String()
+}
+
+// refusingUpstream is a cli.upstream that serves the embedded API (without
+// GOAWAYs of its own) on a proxytest.Server, which ends a connection with a
+// GOAWAY after every 10th response and refuses every stream of one
+// connection in three (the first among them) with a GOAWAY once its body
+// started: some writes meet a GOAWAY on every run, none drawn at random.
+func refusingUpstream(fakeapi.Options, string, *slog.Logger) (running, error) {
+	s := proxytest.NewServer(fakeapi.New(fakeapi.Options{}), proxytest.Options{Every: 10, RefuseEvery: 3})
+	return &refusing{Server: s, done: make(chan struct{})}, nil
+}
+
+type refusing struct {
+	*proxytest.Server
+	done chan struct{}
+	once sync.Once
+}
+
+func (r *refusing) Spec() kubeconfig.Spec {
+	return kubeconfig.Spec{Name: "teebody-upstream", Server: r.URL,
+		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.Certificate().Raw})}
+}
+
+func (r *refusing) Done() <-chan struct{} { return r.done }
+
+func (r *refusing) Shutdown(context.Context) error {
+	r.once.Do(func() { r.Close(); close(r.done) })
+	return nil
 }
 
 // server is a serving command ("proxy", "upstream") running in-process.
@@ -46,13 +87,20 @@ type server struct {
 // test if the command exits first.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
+	return startServerCLI(t, &cli{}, args...)
+}
+
+// startServerCLI is startServer with c's hooks.
+func startServerCLI(t *testing.T, c *cli, args ...string) *server {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), args[0]+".kubeconfig")
 	args = append(args, "-write-kubeconfig", path)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{kubeconfig: path, cancel: cancel, done: make(chan int, 1), stderr: &testutil.SyncBuffer{}}
 	ready := make(chan string, 1)
 	go func() {
-		s.done <- run(ctx, args, &cli{stdout: &testutil.SyncBuffer{}, stderr: s.stderr, ready: func(p string) { ready <- p }})
+		c.stdout, c.stderr, c.ready = &testutil.SyncBuffer{}, s.stderr, func(p string) { ready <- p }
+		s.done <- run(ctx, args, c)
 	}()
 	t.Cleanup(func() {
 		if code := s.stop(); code != exitOK {

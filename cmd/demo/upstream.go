@@ -69,7 +69,7 @@ func runUpstream(ctx context.Context, args []string, c *cli) int {
 		return fail(c, "upstream", err)
 	}
 	log := c.logger()
-	up, err := fakeapi.Start(opts, *listen, log)
+	up, err := c.startUpstream(opts, *listen, log)
 	if err != nil {
 		return fail(c, "upstream", usageError{err})
 	}
