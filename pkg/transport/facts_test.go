@@ -141,7 +141,7 @@ func TestFactGetBodyErrorUnwrapped(t *testing.T) {
 	sentinel := errors.New("test: no replay")
 	for _, inner := range h2Inners(t) {
 		t.Run(inner.name, func(t *testing.T) {
-			u := newUpstream(t, true, factGoawayEvery)
+			u := refusingUpstream(t) // its first connection needs a replay of every request
 			errs := factRun(t, inner.rt(u), u, func(testBody) func() (io.ReadCloser, error) {
 				return func() (io.ReadCloser, error) { return nil, sentinel }
 			}, func(errs []error) bool { return len(errs) > 0 })
@@ -164,7 +164,7 @@ func TestFactGetBodyErrorUnwrapped(t *testing.T) {
 func TestFactNoGetBodyStringError(t *testing.T) {
 	for _, inner := range h2Inners(t) {
 		t.Run(inner.name, func(t *testing.T) {
-			u := newUpstream(t, true, factGoawayEvery)
+			u := refusingUpstream(t) // its first connection needs a replay of every request
 			errs := factRun(t, inner.rt(u), u, nil, func(errs []error) bool { return len(errs) > 0 })
 			if len(errs) == 0 {
 				t.Fatal("no request failed")
