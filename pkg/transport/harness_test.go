@@ -329,10 +329,9 @@ func (g guardedBody) Read(p []byte) (int, error) {
 // front is the server a test client talks to: a proxy handler behind a
 // guard that counts reads of the inbound body after the handler returned.
 type front struct {
-	srv     *proxytest.Server
-	late    atomic.Int64 // reads of an inbound body after its handler returned
-	active  sync.WaitGroup
-	handled atomic.Int64
+	srv    *proxytest.Server
+	late   atomic.Int64   // reads of an inbound body after its handler returned
+	active sync.WaitGroup // handlers running
 }
 
 // newFront starts h behind the guard, over TLS with HTTP/2 when h2, else
@@ -348,7 +347,6 @@ func newFront(t testing.TB, h2 bool, h http.Handler) *front {
 			r.Body = guardedBody{ReadCloser: r.Body, returned: returned, late: &f.late}
 		}
 		h.ServeHTTP(w, r)
-		f.handled.Add(1)
 	}), proxytest.Options{HTTP1: !h2})
 	return f
 }
