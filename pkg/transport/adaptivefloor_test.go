@@ -30,7 +30,7 @@ func TestAdaptiveFloorKeepsSmallWrites(t *testing.T) {
 		{"no floor", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := newUpstream(t, true, goawayEvery)
+			u := refusingUpstream(t) // refuses streams with a GOAWAY: replays are certain
 			cfg := floorConfig()
 			cfg.AdaptiveFloorBytes = tc.floor
 			tr := transport.New(transportTo(t, u.srv), cfg)
