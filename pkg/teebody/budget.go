@@ -15,7 +15,7 @@ import (
 //
 // A Budget never blocks. A Tee takes budget before it keeps a chunk; when
 // none is free, the budget takes it back from the replayable bodies holding
-// the most, as long as each of them holds at least what the asking body will
+// the most, as long as each of them holds more than what the asking body will
 // hold once served. Those bodies yield: they drop what their newest follower
 // has read, stream on, and their replays fail with ReasonYielded. When no
 // body can yield, the asking body streams on instead, and its replays fail
@@ -113,8 +113,9 @@ func (b *Budget) retire(t *Tee) {
 
 // reclaimLocked makes the replayable bodies holding the most yield to t,
 // one after the other, until n bytes are free or the body holding the most
-// holds less than t would once served (so a yield never makes a bigger
-// holder, and nothing thrashes).
+// holds no more than t would once served (so a yield never makes a holder as
+// big as the one that gave, and bodies of one size never take budget from
+// each other in turn).
 //
 // It runs with t's mu and b.mu held, and takes a yielding body's mu with
 // TryLock only: a body whose mu is held (it is reading, publishing, or
@@ -126,7 +127,7 @@ func (b *Budget) reclaimLocked(t *Tee, n int64) {
 	var passed []*Tee // bodies whose mu was busy: back into holders at the end
 	for b.used+n > b.total && len(b.holders) > 0 {
 		v := b.holders[0]
-		if v.budgeted < t.budgeted+n {
+		if v.budgeted <= t.budgeted+n {
 			break // v == t lands here too
 		}
 		heap.Pop(&b.holders)

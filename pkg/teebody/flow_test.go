@@ -350,3 +350,22 @@ func TestNothingToGiveNoYield(t *testing.T) {
 		}
 	})
 }
+
+// Bodies of one size do not take budget from each other in turn: a body
+// that would then hold as much as the one holding it streams instead, so the
+// first keeps its replay.
+func TestEqualBodiesDoNotTradeBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		budget := NewBudget(4 << 10)
+		a, _, _ := stalled(t, budget, 4<<10) // its one chunk, full and read
+		defer closeAndWait(t, a)
+		b, bSrc, bBody := stalled(t, budget, 0)
+		defer closeAndWait(t, b)
+		bSrc.feed(bodyPrefix(1))
+		readN(t, bBody, 0, 1) // b asks for a 4 KiB chunk
+		wantReason(t, b.ReplayErr(), ReasonNoBudget)
+		if err := a.ReplayErr(); err != nil {
+			t.Errorf("a yielded to a body that then holds as much: %v", err)
+		}
+	})
+}
