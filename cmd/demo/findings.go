@@ -51,8 +51,10 @@ func (fw *fiveWay) findings(w io.Writer, smallBudget, adaptiveFloor int64, retry
 	}
 	fmt.Fprintln(w, line+".")
 	fmt.Fprintln(w, "- Latency: each configuration ran once, one after the other, on a machine shared with whatever else"+
-		" runs, so the percentiles above differ between runs by more than the fix costs; its cost, measured in rounds"+
-		" taken in turn, is in docs/BENCHMARKS.md.")
+		" runs, so the percentiles above differ between runs by more than the fix costs (a proxy that buffers can"+
+		" come out faster than one that does not). What the fix costs is measured by make bench, with the proxy in a"+
+		" process of its own and the configurations in interleaved rounds with confidence intervals:"+
+		" docs/BENCHMARKS.md, \"Headline: the proxy in a process of its own\".")
 	if n := fix.FailedOperations + small.FailedOperations + adaptive.FailedOperations; n > 0 {
 		fmt.Fprintf(w, "FAIL: the fixed proxy let %d failures through.\n", n)
 		return false
