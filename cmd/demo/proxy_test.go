@@ -50,7 +50,7 @@ func TestProxyEndToEnd(t *testing.T) {
 	}
 
 	// /metrics parses, and shows the replays.
-	families := scrapeMetrics(t, hc, target.Config.Host)
+	families := scrapeMetrics(t, p.kubeconfig)
 	for _, name := range []string{"teebody_requests_total", "teebody_replays_served_total", "teebody_bytes_held",
 		"teebody_peak_bytes_held", "teebody_passed_through_requests_total", "teebody_proxy_requests_total"} {
 		if families[name] == nil {
@@ -80,11 +80,7 @@ func TestProxyNoFix(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
-	target, err := kubeconfig.Load(p.kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	families := scrapeMetrics(t, testutil.HTTPSClient(t, target.Config.CAData), target.Config.Host)
+	families := scrapeMetrics(t, p.kubeconfig)
 	if families["teebody_requests_total"] != nil || families["teebody_proxy_requests_total"] == nil {
 		t.Errorf("metrics without the fix: teebody_requests_total %v, teebody_proxy_requests_total %v",
 			families["teebody_requests_total"], families["teebody_proxy_requests_total"])
@@ -122,11 +118,7 @@ func TestProxyAdaptive(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("load through the adaptive proxy: exit %d: %s%s", code, stdout, stderr)
 	}
-	target, err := kubeconfig.Load(p.kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	families := scrapeMetrics(t, testutil.HTTPSClient(t, target.Config.CAData), target.Config.Host)
+	families := scrapeMetrics(t, p.kubeconfig)
 	quiet := metric(t, families, "teebody_buffered_quiet_requests_total", "")
 	traces := metric(t, families, "teebody_adaptive_traces_total", "")
 	upstreams := metric(t, families, "teebody_adaptive_upstreams", "")
@@ -141,9 +133,14 @@ func TestProxyAdaptive(t *testing.T) {
 }
 
 // scrapeMetrics fetches and parses the proxy's /metrics at host.
-func scrapeMetrics(t *testing.T, hc *http.Client, host string) map[string]*dto.MetricFamily {
+func scrapeMetrics(t *testing.T, kubeconfigPath string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := hc.Get(host + "/metrics")
+	target, err := kubeconfig.Load(kubeconfigPath, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := testutil.HTTPSClient(t, target.Config.CAData)
+	resp, err := hc.Get(target.Config.Host + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
