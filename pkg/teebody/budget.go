@@ -9,9 +9,9 @@ import (
 // Budget is a byte budget shared by many bodies: what all the Tees that use it
 // keep for replays together never exceeds its total. Beyond it, each Tee may
 // hold one chunk that is not charged: the chunk of a body that only streams
-// (at most 64 KiB). The chunk a filler is reading into when its Tee is closed
-// stays charged until that Read returns, so a client that stalls its upload
-// after the end of its request holds no memory beyond the budget.
+// (at most 64 KiB). A closed Tee gives back everything it holds at once but
+// the chunk its filler is reading into, which stays charged until that Read
+// returns (Tee.Close), so the bound holds after the end of a request too.
 //
 // A Budget never blocks. A Tee takes budget before it keeps a chunk; when
 // none is free, the budget takes it back from the replayable bodies holding
@@ -22,8 +22,8 @@ import (
 // with ReasonNoBudget. Either way only a replay is lost, never a request,
 // and nobody waits. (A blocking acquire would be wrong twice over: a request
 // larger than the total would wait until its context ended, and waiters are
-// served in order, so one large body would stall every small one behind it:
-// docs/design.md, fact 8.)
+// served in order, so one large body would stall every small one behind it,
+// as golang.org/x/sync/semaphore's Weighted does.)
 //
 // A Budget is safe for concurrent use by multiple goroutines. Its zero value
 // is not usable; create one with NewBudget.

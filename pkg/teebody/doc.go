@@ -28,37 +28,44 @@
 //  2. Sealed (Seal): a response arrived, so no replay can happen any more.
 //     No new follower is handed out; the newest one streams on, and the bytes
 //     behind it are dropped as it reads them.
-//  3. Over (Close): the source is never read again; every follower's Read
-//     fails; chunks and budget go back at once, but for the chunk the filler
-//     is reading into, which stays charged until its Read returns. The
-//     source is closed once, never by Close itself: by the filler as soon as
-//     it returned io.EOF, otherwise on a goroutine of its own. Done is closed
-//     when the filler and the source's Close have returned. docs/design.md
-//     ("The end of a request") states this contract in full.
+//  3. Over (Close): the request is over. The source is never read again,
+//     every follower's Read fails, and the memory and budget go back at
+//     once, whatever followers are left open or abandoned. Tee.Close states
+//     this contract, the end of a request, in full; Done tells when the last
+//     goroutine the Tee started is gone.
 //
-// When a body outgrows the limit or the budget, or yields its budget to a
-// smaller body, the Tee does not block and does not fail the request: it
-// keeps streaming to the newest follower, holding at most one chunk that the
-// follower has not read yet, and only replays fail. Every refused replay is
-// a *NotReplayableError, which matches ErrNotReplayable with errors.Is and
-// tells its Reason through errors.As.
+// When a body outgrows the limit or the budget, or yields its budget to
+// another body (see Budget), the Tee does not block and does not fail the
+// request: it keeps streaming to the newest follower, holding at most one
+// chunk that the follower has not read yet, and only replays fail. Every
+// refused replay is a *NotReplayableError, which matches ErrNotReplayable
+// with errors.Is and tells its Reason through errors.As.
 //
-// # Guarantees
+// # Invariants
 //
-//   - Bytes are exact: every follower yields the source's bytes from offset
+// The package's tests and comments cite these by number:
+//
+//  1. Bytes are exact: every follower yields the source's bytes from offset
 //     0, in order, then the source's own terminal result (io.EOF or its
 //     error) — or ErrClosed, or a *NotReplayableError. Never a silent
-//     truncation.
-//   - Nothing blocks on the client: NewReader, Seal and Close never wait for
+//     truncation, never a byte out of place.
+//  2. Nothing blocks on the client: NewReader, Seal and Close never wait for
 //     the source. A follower's Read waits only for data, the source's end, or
 //     a Close of that follower or of the Tee.
-//   - Memory is bounded: what a Tee keeps is within its limit and its budget,
-//     plus at most one chunk in flight once it only streams.
-//   - Release is prompt and needs no garbage collector: Close gives back all
-//     the budget and chunks, whatever followers are left open or abandoned.
-//   - Nothing happens after the end: after Close the source is never read
-//     again (the one Read the filler had already set out on may complete; its
-//     bytes are dropped).
+//  3. Memory is bounded: what a Tee keeps is within its limit (WithLimit)
+//     and its Budget, plus at most one chunk in flight once it only streams;
+//     once no replay can happen (Seal, an overflow, a yield), the bytes that
+//     no follower needs any more are dropped as soon as they are read.
+//  4. Release is once, prompt, and needs no garbage collector: Close gives
+//     back all the budget and chunks, whatever followers are left open or
+//     abandoned, and the source is closed exactly once (Tee.Close).
+//  5. Nothing happens after the end: after Close the source is not read
+//     again and every follower's Read fails (Tee.Close states the one Read
+//     that may still be under way).
+//  6. No leaks: once Done is closed, no goroutine the Tee started is left;
+//     before, only the filler blocked in its one source Read and the
+//     goroutine closing the source can be, and each ends as soon as the
+//     source lets it go.
 //
 // All methods of a Tee and of its followers are safe for concurrent use.
 package teebody

@@ -31,7 +31,7 @@ const (
 	// ReasonClosed: the Tee was closed; the request is over.
 	ReasonClosed
 	// ReasonYielded: the shared Budget took back what the body held, for a
-	// body that held less (the biggest yield first; docs/design.md).
+	// body that held less (see Budget).
 	ReasonYielded
 )
 

@@ -36,7 +36,7 @@ type readResult struct {
 // follower and owner closes, Seal, and a rival body on the same budget that
 // grows, so that either may yield to the other — under tiny limits and
 // budgets, right and wrong size hints, and checks every follower against a
-// plain model of the body (the invariants in docs/design.md), and who closes
+// plain model of the body (the package's invariants), and who closes
 // the source when.
 func FuzzTee(f *testing.F) {
 	for _, seed := range [][]byte{

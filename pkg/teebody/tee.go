@@ -15,8 +15,8 @@ import (
 // The owner (usually an http.RoundTripper) makes a Tee around the body with
 // New, hands out followers with NewReader — the first as Request.Body, the
 // next ones from Request.GetBody —, calls Seal once a response has arrived,
-// and calls Close when the request is over. See the package documentation for
-// the whole life cycle.
+// and calls Close when the request is over (Close states what then holds).
+// See the package documentation for the whole life cycle.
 //
 // The methods of Tee, and those of the followers it hands out, are safe to
 // call concurrently from multiple goroutines, in parallel with each other and
@@ -94,7 +94,8 @@ type Tee struct {
 //
 // The Tee owns src from now on: it is read only by the Tee's filler goroutine
 // and closed exactly once: by the filler as soon as src returned io.EOF,
-// otherwise after Close. The caller must call Close when the request is over.
+// otherwise after Close (see Close). The caller must call Close when the
+// request is over.
 func New(src io.ReadCloser, opts ...Option) *Tee {
 	t := &Tee{src: src, limit: DefaultLimit, done: make(chan struct{}), slot: -1}
 	t.log = t.logArray[:0]
@@ -114,9 +115,10 @@ func New(src io.ReadCloser, opts ...Option) *Tee {
 // The first call succeeds unless the Tee is closed. A later call fails with a
 // *NotReplayableError (errors.Is(err, ErrNotReplayable)) once a replay is
 // impossible: the body outgrew the limit or the budget, yielded its budget
-// to a smaller body, Seal was called, or the Tee is closed. A follower abandoned without Close holds nothing beyond
-// the Tee's Close. Until then, once replays are refused, the bytes the newest
-// follower has not read stay kept (within the limit and the budget).
+// to another body, Seal was called, or the Tee is closed. A follower
+// abandoned without Close holds nothing beyond the Tee's Close. Until then,
+// once replays are refused, the bytes the newest follower has not read stay
+// kept (within the limit and the budget).
 func (t *Tee) NewReader() (io.ReadCloser, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -152,14 +154,38 @@ func (t *Tee) Seal() {
 	t.trimLocked()
 }
 
-// Close ends the request: from its return on, the source is not read
-// again, every follower's Read fails with ErrClosed, NewReader fails with
-// ReasonClosed, and the chunks and budget go back (the chunk of a source Read
-// in progress when that Read returns). Close never blocks on the source and
-// never calls it; Done is closed once the source is closed and the filler has
-// exited. The package documentation ("Over") and docs/design.md ("The end of
-// a request") say what else holds. Close returns nil, or an error if it was
-// already called.
+// Close ends the request; what follows is the whole contract of the end of a
+// request, on which package transport's Transport.RoundTrip builds. Close
+// never blocks on the source and never calls it, so it may be called
+// from any goroutine, while a follower's Read or the filler's Read of the
+// source is pending. From its return on:
+//
+//   - Nothing is handed out: every follower's next Read, and a Read that was
+//     waiting, fails with ErrClosed, whether the follower was closed, left
+//     open or abandoned; NewReader fails with ReasonClosed.
+//   - The memory goes back at once: the log's chunks return to their pool
+//     and their charge to the Budget, whatever followers are left open. The
+//     one exception is the chunk the filler is reading the source into: it
+//     stays charged until that Read returns, and goes back then, before Done
+//     is closed. So a client that stalls its upload after the end of its
+//     request holds nothing beyond the budget.
+//   - The source is not read again. The filler checks the state under the
+//     Tee's lock before each Read of the source, and once more, with an
+//     atomic load, just after it let the lock go; a filler descheduled
+//     between that load and the call can still start one Read after Close
+//     returned, and whatever that Read brings is dropped. (Closing that
+//     window would make Close wait for the filler, which may be inside a
+//     Read of the source: invariant 2.)
+//   - The source is closed exactly once, and never by Close itself, so never
+//     on the caller's goroutine: by the filler, as soon as the source
+//     returned io.EOF (no Read of it can be pending then), otherwise on a
+//     goroutine that Close starts, because the Close of an HTTP/1 server's
+//     request body waits for a pending Read and drains the rest of the
+//     client's upload.
+//   - Done is closed once the filler has exited and the source's Close has
+//     returned; then the function given with WithOnDone runs.
+//
+// Close returns nil. A second call changes nothing and returns an error.
 func (t *Tee) Close() error {
 	t.mu.Lock()
 	if t.over {

@@ -69,12 +69,24 @@ type Config struct {
 	// for all the Transports it returns).
 	Budget *teebody.Budget
 
-	// Adaptive buffers a request only if its upstream (scheme and host) left
-	// a trace of GOAWAY within AdaptiveWindow. A trace is a request that
-	// failed with an error for which ShouldRetryLater is true, or a replay
-	// served. Each trace renews the window. Other requests pass through
-	// (Stats.PassedThrough.Quiet). The package documentation says what it
-	// costs.
+	// Adaptive buffers a request in full only if its upstream (scheme and
+	// host of the outgoing URL) left a trace of GOAWAY within
+	// AdaptiveWindow. A trace is a request that failed with an error for
+	// which ShouldRetryLater is true (ErrorHandler answers it 429), or a
+	// replay served; one GOAWAY may leave several, and each renews the
+	// window. For an upstream without a trace (a quiet one), a body that
+	// announces at most AdaptiveFloorBytes, or no length, is still kept, with
+	// that floor as its limit (Stats.BufferedQuiet), so that the upstream's
+	// first GOAWAY costs small writes nothing and their replays are its
+	// trace; a body that announces more passes through untouched and holds
+	// nothing (Stats.PassedThrough.Quiet), and if a GOAWAY refuses it, it
+	// gets the 429. So a quiet upstream costs at most the floor per request
+	// in flight, and its first GOAWAY costs the larger requests in flight on
+	// that connection a 429 each; from then on its requests are buffered as
+	// without adaptive mode. At most 4096 upstreams are remembered, the one
+	// with the oldest trace forgotten first (Stats.AdaptiveUpstreams);
+	// forgetting one costs those 429s again. Budget, limits, Stats, Drain and
+	// ErrorHandler are unchanged.
 	Adaptive bool
 
 	// AdaptiveWindow is how long a trace of GOAWAY keeps an upstream's
@@ -82,12 +94,12 @@ type Config struct {
 	AdaptiveWindow time.Duration
 
 	// AdaptiveFloorBytes is what adaptive mode keeps of a body for an
-	// upstream without a trace: a body that announces at most this much,
-	// or announces nothing, is buffered with this as its limit, so that a
-	// quiet upstream's first GOAWAY costs no 429 for small writes; a body
-	// that announces more passes through. <= 0: every request to a quiet
-	// upstream passes through. DefaultConfig sets
-	// DefaultAdaptiveFloorBytes.
+	// upstream without a trace (see Adaptive): a body that announces at most
+	// this much, or announces nothing, is buffered with this as its limit
+	// (and within PerRequestBytes); a body that announces more passes
+	// through. <= 0 turns the floor off: every request to a quiet upstream
+	// then passes through (it does not disable buffering for upstreams with
+	// a trace). DefaultConfig sets DefaultAdaptiveFloorBytes.
 	AdaptiveFloorBytes int64
 
 	// ErrorLog receives the errors that ErrorHandler answers with 502, as

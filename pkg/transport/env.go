@@ -13,13 +13,15 @@ import (
 var ErrInvalidBool = errors.New("transport: invalid boolean")
 
 // ConfigFromEnv returns DefaultConfig overridden by the environment:
-// EnvTotalBytes sets TotalBytes and EnvPerRequestBytes sets PerRequestBytes,
-// each in the forms ParseSize accepts, and EnvAdaptive sets Adaptive, in the
-// forms strconv.ParseBool accepts ("1", "t", "true", "TRUE", "0", "f",
-// "false", ...). A variable that is unset or empty (or only spaces) keeps
-// the default. A size <= 0 disables buffering. The returned PerRequestBytes
-// is already capped at TotalBytes, as New would cap it, so that what a
-// caller logs is what applies.
+// EnvTotalBytes sets TotalBytes, EnvPerRequestBytes sets PerRequestBytes and
+// EnvAdaptiveFloorBytes sets AdaptiveFloorBytes, each in the forms ParseSize
+// accepts, and EnvAdaptive sets Adaptive, in the forms strconv.ParseBool
+// accepts ("1", "t", "true", "TRUE", "0", "f", "false", ...). A variable that
+// is unset or empty (or only spaces) keeps the default. Each value means what
+// its Config field says: a TotalBytes or PerRequestBytes <= 0 disables
+// buffering, an AdaptiveFloorBytes <= 0 only turns the floor off. The
+// returned PerRequestBytes is already capped at TotalBytes, as New would cap
+// it, so that what a caller logs is what applies.
 //
 // A malformed value is an error that names the variable and quotes its
 // value (for example `TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL: transport:

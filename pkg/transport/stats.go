@@ -3,7 +3,8 @@ package transport
 import "sync/atomic"
 
 // Stats is a snapshot of a Transport's counters (monotonic since New) and
-// gauges (BytesHeld, PeakBytesHeld). Each field is read atomically, but the
+// gauges (AdaptiveUpstreams, BytesHeld, PeakBytesHeld, which only grows, and
+// BudgetBytes, fixed at New). Each field is read atomically, but the
 // snapshot as a whole is not: counters may move between fields, so
 // Requests may briefly differ from the sum of its parts.
 type Stats struct {

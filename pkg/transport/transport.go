@@ -13,11 +13,13 @@ import (
 
 // Transport is an http.RoundTripper that makes request bodies replayable for
 // the inner RoundTripper, so that a request refused by a graceful GOAWAY (or
-// a lost HTTP/1 connection) is sent again instead of failing. See the package
-// documentation for what it does to each request.
+// a lost HTTP/1 connection) is sent again instead of failing. RoundTrip says
+// what it does to each request.
 //
 // A Transport is safe for concurrent use by multiple goroutines. Create it
-// with New or Wrap; the zero value is not usable.
+// with New or Wrap; the zero value is not usable. Stats reports its counters
+// and gauges; Drain waits until every body it buffered was released, e.g.
+// after a server's Shutdown.
 type Transport struct {
 	inner   http.RoundTripper // read-only after New
 	cfg     Config            // read-only after New
@@ -78,11 +80,46 @@ func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 // the response carries req as its Request. A request it passes through gets
 // the inner RoundTripper's answer as it is.
 //
+// A request passes through to the inner RoundTripper untouched, counted in
+// Stats.PassedThrough by the first reason that applies, in this order: it has
+// no body (nil or http.NoBody); GetBody is already set (it can replay by
+// itself); it asks for a protocol upgrade (an Upgrade header, "Connection:
+// Upgrade", or X-Stream-Protocol-Version as kubectl exec, attach and
+// port-forward send: such requests never go over HTTP/2 and their bodies are
+// streams); the Config disables buffering; in adaptive mode, its upstream is
+// quiet and its body announces more than Config.AdaptiveFloorBytes (see
+// Config.Adaptive).
+//
+// Any other request is buffered: its Body and GetBody read one teebody.Tee
+// around the original body. Bytes go to the upstream as they arrive and are
+// kept while a replay is still possible, up to Config.PerRequestBytes per
+// request and the shared budget in all (Config.TotalBytes, or
+// Config.Budget). The Tee reads the body at most 1 MiB ahead of what the
+// upstream took, so a slow upstream slows the client down as through a plain
+// proxy, and charges the budget for what has arrived, not for what the body
+// announced. A body that outgrows its limit, or meets a spent budget that no
+// larger body yields to it (see teebody.Budget), streams on and loses only
+// its replay; nothing waits for budget. Once a response arrives, nothing more
+// is kept.
+//
 // A buffered request is over when RoundTrip returns an error or the response
 // body is closed; after that req.Body is not read again and its buffer is
-// back in the budget (docs/design.md, "The end of a request", has the whole
-// contract). For a buffered request RoundTrip never returns a response
-// together with an error. The caller must close the response body.
+// back in the budget (teebody.Tee.Close states the whole contract). For a
+// buffered request RoundTrip never returns a response together with an
+// error. The caller must close the response body; a proxy must close it
+// before its handler returns, since a server's request body must not be read
+// after that (httputil.ReverseProxy does).
+//
+// An empty response (a nil Body, http.NoBody, or a ContentLength of 0: HEAD,
+// 204, 304) ends the request at once, before RoundTrip returns it, since
+// callers often never close it; any rest of the request body is not sent.
+//
+// When the upstream refuses the request and a replay is impossible, GetBody
+// returns an error matching teebody.ErrNotReplayable, which the inner
+// transport, and so RoundTrip, returns as it is; ErrorHandler answers it 429
+// with Retry-After. Every byte the upstream receives is the original body's
+// byte at that offset; a body that could not be read whole ends in an error,
+// never in a silent truncation.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := &t.counters
 	c.requests.Add(1)
