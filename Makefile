@@ -13,7 +13,7 @@ endif
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME   ?= 30s
 
-.PHONY: all test test-go1.27 lint fuzz bench e2e demo goaway gosuite tidy
+.PHONY: all test test-go1.27 lint fuzz bench e2e demo goaway gosuite tidy api apicheck
 
 all: lint test
 
@@ -76,6 +76,15 @@ gosuite:
 	GO=$(GO) internal/gosuite/run.sh -run '^TestReverseProxy_PanicClosesIncomingBody$$' -count=100 -timeout 300s
 	GOTOOLCHAIN=$(GO_NEXT) GO=$(GO) internal/gosuite/run.sh -plain -count=1 -timeout 120s
 	GOTOOLCHAIN=$(GO_NEXT) GO=$(GO) internal/gosuite/run.sh -count=5 -timeout 300s
+
+## api: rewrite api/*.txt, the record of the exported API of each public module (the root, contrib/*), after an
+## intended change of it; the change also needs a line in CHANGELOG.md.
+api:
+	cd internal/tools && GOWORK=off $(GO) run ./cmd/apirecord -repo ../.. -w
+
+## apicheck: fail if the exported API of a public module differs from its record in api/ (CI runs it).
+apicheck:
+	cd internal/tools && GOWORK=off $(GO) run ./cmd/apirecord -repo ../..
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
