@@ -1,6 +1,9 @@
 package teebody
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // A chunk is one piece of the log: a byte slice that the filler appends to
 // and followers copy from. The bytes below len(buf) never change while the
@@ -27,6 +30,11 @@ const maxStreamChunk = 64 << 10
 // chunkPools recycles chunks by size class; chunkPools[i] holds chunks of
 // capacity chunkSizes[i].
 var chunkPools [len(chunkSizes)]sync.Pool
+
+// testHookPut, if set (by tests), takes every chunk putChunk gives back, in
+// place of its pool, on the goroutine that gives it back; the chunk is the
+// hook's from then on, as it would be the next Get's.
+var testHookPut atomic.Pointer[func(*chunk)]
 
 // sizeOfClass returns the capacity of class i, or of the largest class when
 // i is past it.
@@ -69,6 +77,10 @@ func putChunk(c *chunk) {
 	}
 	c.buf = c.buf[:0]
 	c.at, c.charged = 0, 0
+	if hook := testHookPut.Load(); hook != nil {
+		(*hook)(c)
+		return
+	}
 	chunkPools[c.class].Put(c)
 }
 

@@ -4,76 +4,66 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"runtime"
+	"slices"
 	"testing"
 	"testing/synctest"
 )
-
-// eofSignal is a source that, when it is about to return io.EOF, first
-// signals sig (once).
-type eofSignal struct {
-	r   io.Reader
-	sig chan struct{}
-}
-
-func (s *eofSignal) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if err == io.EOF {
-		select {
-		case s.sig <- struct{}{}:
-		default:
-		}
-	}
-	return n, err
-}
-
-func (s *eofSignal) Close() error { return nil }
 
 // A Read that brings nothing into a new chunk gives the chunk back to the
 // pool; the filler must not touch it afterwards. (It once still set c.buf's
 // length: another Tee's filler that got the chunk from the pool in the
 // meantime raced with that write and could lose its chunk's length.) The
 // common case is a body that ends exactly at a chunk boundary (4096 bytes
-// here).
+// here): the filler takes a fresh chunk for the next Read, which returns
+// (0, io.EOF).
 //
-// Run with -race: the detector reports the write after Put against the
-// access of the goroutine that got the chunk from the pool.
+// Every chunk given back goes, through testHookPut, to a goroutine that
+// plays that other Tee's filler: it writes the chunk as soon as it has it,
+// synchronised with the give-back only, as a Get from the pool would be.
+// The race detector then reports any access of the filler after the
+// give-back, on every run (the pool itself would drop a Put at random under
+// the race detector, and the chunk would never reach the other goroutine).
 func TestEmptyReadAtChunkBoundaryLeavesPooledChunkAlone(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("needs the race detector")
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: a Put is visible to the next Get
-	class := classFilledBy(4096)                    // the chunk the filler takes after a full 4 KiB one
-	for attempt := 0; attempt < 20; attempt++ {
-		for chunkPools[class].Get() != nil { // drain
-		}
-		sig := make(chan struct{}, 1)
-		got := make(chan bool)
-		go func() { // plays another Tee's filler taking a chunk from the pool
-			<-sig // the source is about to return (0, io.EOF); no sync with the filler after that
-			for range 1000 {
-				if c, ok := chunkPools[class].Get().(*chunk); ok {
-					c.buf = c.buf[:0] // as newChunkLocked's caller would, before reading into it
-					got <- true
-					return
-				}
-				runtime.Gosched()
-			}
-			got <- false // the race detector's Pool dropped the Put; try again
-		}()
-		tee := New(&eofSignal{r: bytes.NewReader(make([]byte, 4096)), sig: sig})
-		if b, err := io.ReadAll(mustReader(t, tee)); err != nil || len(b) != 4096 {
-			t.Fatalf("ReadAll: %d bytes, %v", len(b), err)
-		}
-		ok := <-got
-		closeAndWait(t, tee)
-		if ok {
-			return // the race, if any, has been reported by now
+	given := make(chan *chunk, 16) // more than the Tee below gives back
+	hook := func(c *chunk) {
+		select {
+		case given <- c:
+		default: // not the Tee below: a full channel must not block it
 		}
 	}
-	// Each attempt misses only if the race detector's Pool dropped the Put
-	// (one in four): twenty misses mean the test no longer sets up the race.
-	t.Fatal("the pool never handed the chunk back in 20 attempts: the test does not reach the race")
+	testHookPut.Store(&hook)
+	defer testHookPut.Store(nil)
+	taken := make(chan []*chunk)
+	go func() { // plays another Tee's filler taking each chunk from the pool
+		var got []*chunk
+		for c := range given {
+			if c == nil { // the test's end: every chunk before it is taken
+				taken <- got
+				return
+			}
+			c.buf = c.buf[:0] // as newChunkLocked's caller would, before reading into it
+			got = append(got, c)
+		}
+	}()
+
+	tee := New(io.NopCloser(bytes.NewReader(make([]byte, 4096))))
+	var last *chunk // the chunk of the filler's latest Read; the filler's own
+	tee.testHookUnlocked = func() { last = tee.filling }
+	if b, err := io.ReadAll(mustReader(t, tee)); err != nil || len(b) != 4096 {
+		t.Fatalf("ReadAll: %d bytes, %v", len(b), err)
+	}
+	closeAndWait(t, tee) // every chunk is given back by now, and the filler has exited
+	testHookPut.Store(nil)
+	given <- nil
+	got := <-taken
+	if last == nil || len(got) == 0 || !slices.Contains(got, last) {
+		// The case under test is gone: the read that found io.EOF went into
+		// no fresh chunk, or that chunk was never given back.
+		t.Fatalf("the chunk of the filler's last Read (%p) was not given back (given back: %v)", last, got)
+	}
 }
 
 // Once replays are refused (Seal), the filler reads on only when the newest
