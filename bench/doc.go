@@ -24,8 +24,18 @@
 // the proxy pays is not diluted by the client's and the upstream's work. The
 // proxy answers commands on its standard input with its getrusage CPU time,
 // context switches, allocations and reads, and writes CPU profiles on
-// demand; it ends when its standard input does. It adds a fourth transport,
-// adaptive: teebody in adaptive mode, whose upstream never sends GOAWAY.
+// demand; it ends when its standard input does. It adds two transports:
+//
+//   - floor, the copy floor: plain, whose request body copies every byte it
+//     reads once into pooled chunks (4 to 64 KiB, sized by the announced
+//     length) and gives them back at Close; no replay, no goroutine, no
+//     budget. Any proxy that keeps every byte of a body for a replay while
+//     it hands the body on copies each byte once more than plain does, and
+//     reads memory that the copy wrote; the floor does exactly that and
+//     nothing else, so no such proxy costs less, and what teebody costs
+//     beyond it (÷ floor in the headline) is what the library's own
+//     machinery costs: the filler goroutine, the followers, the budget;
+//   - adaptive: teebody in adaptive mode, whose upstream never sends GOAWAY.
 //
 // BenchmarkProxy says how the client writes (write=length: a Content-Length
 // and 32 KiB writes; write=chunked: 32 KiB chunks), since that decides how

@@ -580,6 +580,8 @@ func newUnderTest(cfg stackConfig, inner *http.Transport) (underTest, error) {
 	switch cfg.kind {
 	case kindPlain:
 		return underTest{rt: inner}, nil
+	case kindFloor:
+		return underTest{rt: &floorTransport{inner: inner}}, nil
 	case kindReadAll:
 		t := &readAllTransport{inner: inner}
 		return underTest{rt: t, held: t.held.Load, peak: t.peak.Load}, nil

@@ -17,11 +17,12 @@ import (
 	"github.com/teebody/teebody/internal/proxytest"
 )
 
-// oopKinds are the proxies BenchmarkOutOfProcess compares: adaptive is
-// teebody in adaptive mode, whose upstream here never sends GOAWAY, so that it
-// keeps only the bodies up to its floor (Config.AdaptiveFloorBytes) and
-// passes the larger ones through.
-var oopKinds = []string{kindPlain, kindTeebody, kindAdaptive, kindReadAll}
+// oopKinds are the proxies BenchmarkOutOfProcess compares: floor is the copy
+// floor (floorTransport), the cheapest proxy that keeps every byte; adaptive
+// is teebody in adaptive mode, whose upstream here never sends GOAWAY, so
+// that it keeps only the bodies up to its own floor
+// (Config.AdaptiveFloorBytes) and passes the larger ones through.
+var oopKinds = []string{kindPlain, kindFloor, kindTeebody, kindAdaptive, kindReadAll}
 
 // oopWorkers uploads are in flight at once.
 const oopWorkers = 8

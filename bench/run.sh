@@ -62,7 +62,7 @@ else
 	slow="-test.bench ^BenchmarkSlowClient\$ -test.benchtime $SLOWTIME"
 	sweep="-test.bench ^BenchmarkSweep\$ -test.benchtime 1x"
 	mutex="-test.bench ^BenchmarkSweep/conc=2048/transport=teebody/size=1KiB\$ -test.benchtime 1x -test.mutexprofile mutex.out -test.mutexprofilefraction 1"
-	cpu="-test.bench ^BenchmarkOutOfProcess\$/^size=(64KiB|1MiB)/transport=(plain|teebody|adaptive)\$ -test.benchtime 2s"
+	cpu="-test.bench ^BenchmarkOutOfProcess\$/^size=(64KiB|1MiB)/transport=(plain|floor|teebody|adaptive)\$ -test.benchtime 2s"
 	bench_command="go test -c -o bench.test ./bench; for i in 1..$OOP_ROUNDS: BENCH_SEED=$seed BENCH_ROUND=\$i ./bench.test $oop, and while i ≤ $ROUNDS: BENCH_ROUND=\$i ./bench.test $fast, then $slow; for i in 1..$SWEEP_ROUNDS: BENCH_ROUND=\$i ./bench.test $sweep; then ./bench.test $mutex; BENCH_PROFILE_DIR=. ./bench.test $cpu"
 
 	for i in $(seq 1 "$OOP_ROUNDS"); do
@@ -99,7 +99,7 @@ else
 	} >"$work/mutex.txt"
 	{
 		for size in 64KiB 1MiB; do
-			for kind in teebody plain adaptive; do
+			for kind in teebody floor plain adaptive; do
 				echo "$size, $kind:"
 				top -nodecount 16 "$work/bench.test" "$work/cpu-$size-$kind.out"
 				echo
@@ -127,7 +127,7 @@ fi
 
 # benchstat and the report come from bench/report's module (its tool
 # directive and its x/perf requirement), never from the library's go.mod.
-(cd bench/report && go tool benchstat -col '/transport@(plain teebody adaptive readall)' "$work/raw.txt") >"$work/benchstat.txt"
+(cd bench/report && go tool benchstat -col '/transport@(plain floor teebody adaptive readall)' "$work/raw.txt") >"$work/benchstat.txt"
 (cd bench/report && go run . \
 	-raw "$work/raw.txt" \
 	-benchstat "$work/benchstat.txt" \

@@ -7,16 +7,18 @@ import (
 )
 
 // headline writes the out-of-process benchmark's tables: for each body size,
-// the proxy's CPU per upload and the throughput of every transport against
-// plain and against read-everything-first, then what each transport's proxy
-// did per upload. It writes nothing for a run without it.
+// the proxy's CPU per upload and the throughput of the copy floor against
+// plain, of teebody and adaptive against the floor and against plain, and of
+// read-everything-first against plain and teebody against it; then what each
+// transport's proxy did per upload. It writes nothing for a run without it.
 func headline(w io.Writer, rs *results) {
 	rows := bySize(rs.family("OutOfProcess"))
 	if len(rows) == 0 {
 		return
 	}
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	pairs := [][2]string{{teebody, plain}, {adaptive, plain}, {readAll, plain}, {teebody, readAll}, {adaptive, readAll}}
+	pairs := [][2]string{{floor, plain}, {teebody, floor}, {teebody, plain}, {adaptive, floor}, {adaptive, plain},
+		{readAll, plain}, {teebody, readAll}}
 	for _, m := range []struct{ unit, title, base string }{
 		{"proxy-cpu-s", "The proxy's CPU time per upload", "plain, ms per upload"},
 		{"MB/s", "Throughput (8 uploads at once)", "plain, MB/s"},
@@ -46,7 +48,7 @@ func headline(w io.Writer, rs *results) {
 	p("**What the proxy did per upload** (medians over the rounds): voluntary context switches (a thread ")
 	p("blocked: a futex, a sleep, a read with nothing to read), heap allocations and bytes allocated, GC cycles ")
 	p("per 1,000 uploads, and the mean size of its reads from the client:\n\n")
-	kinds := []string{plain, teebody, adaptive, readAll}
+	kinds := []string{plain, floor, teebody, adaptive, readAll}
 	units := []struct {
 		unit, name, format string
 		scale              float64

@@ -16,6 +16,7 @@ import (
 // The transports, in the order the tables show them.
 const (
 	plain    = "plain"
+	floor    = "floor" // the copy floor: plain, with every byte copied once into pooled chunks
 	teebody  = "teebody"
 	adaptive = "adaptive" // teebody in adaptive mode, against an upstream that never sends GOAWAY
 	readAll  = "readall"
