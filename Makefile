@@ -66,19 +66,19 @@ fuzz:
 
 ## demo: the main job: the GOAWAY failure and its fix, five ways, against the embedded API server.
 demo:
-	@echo "make demo: building the demo (a first run downloads its modules and compiles for 1-2 minutes)..."
+	@echo "make demo: building the demo (a first run downloads its modules and compiles them, a few minutes on 2 cores)..."
 	cd cmd/demo && $(GO) run .
 
 ## bench: the out-of-process benchmark (the headline), the in-process benchmarks and the concurrency sweep,
-## summarised with benchstat and bench/report into docs/BENCHMARKS.md and docs/sweep.svg (about 9 minutes on 2 cores).
+## summarised with benchstat and bench/report into docs/BENCHMARKS.md and docs/sweep.svg (which record how long the run took).
 bench:
 	bash bench/run.sh
 
-## e2e: build kube-apiserver and etcd into e2e/bin (only when the pins change; about 5 minutes cold on 2 cores),
+## e2e: build kube-apiserver and etcd into e2e/bin (only when the pins change; docs/E2E.md records a cold build),
 ## then run the original GOAWAY experiment against them, and the nginx experiment against a real nginx (skipped,
 ## loudly, when nginx is missing; in CI it fails instead) (docs/E2E.md); logs and results in out/e2e.
 e2e:
-	@echo "make e2e: checking kube-apiserver and etcd (a first run downloads modules and builds both: 5-15 minutes)..."
+	@echo "make e2e: checking kube-apiserver and etcd (a first run downloads modules and builds both: 10 minutes or more on 2 cores)..."
 	cd e2e && GO=$(GO) ./build.sh
 	cd e2e && TEEBODY_E2E=1 $(GO) test -count=1 -v -timeout 30m -run '^(TestE2E|TestNginx)$$' . -args -out ../out/e2e
 

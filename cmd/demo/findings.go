@@ -19,8 +19,8 @@ func (fw *fiveWay) findings(w io.Writer, smallBudget, adaptiveFloor int64, retry
 	fmt.Fprintf(w, "- Through the proxy without the fix: %d of %d failed (%.2f%%), %d of them on a GOAWAY.\n",
 		noFix.FailedOperations, noFix.TotalOperations, noFix.ErrorRate, noFix.GoawayErrors)
 	if fw.chance > 0 {
-		fmt.Fprintln(w, "  (Higher rates than a real API server's 0.5-1.3% at chance 0.02: on loopback the workers keep many"+
-			" requests in flight on a connection when its GOAWAY comes, and each GOAWAY catches several.)")
+		fmt.Fprintln(w, "  (How many writes a GOAWAY fails depends on how many are in flight on its connection: on loopback"+
+			" the workers keep many, and each GOAWAY catches several. docs/E2E.md records a real API server's rates.)")
 	}
 	if noFix.GoawayErrors == 0 {
 		fmt.Fprintln(w, "  No GOAWAY failure showed without the fix this time; raise -ops or -goaway-chance, or set -goaway-after, to see one.")
