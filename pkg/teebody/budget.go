@@ -8,40 +8,58 @@ import (
 
 // Budget is a byte budget shared by many bodies: what all the Tees that use it
 // keep for replays together never exceeds its total. Beyond it, each Tee may
-// hold one chunk that is not charged: the chunk of a body that only streams
-// (at most 64 KiB). A closed Tee gives back everything it holds at once but
-// the chunk its filler is reading into, which stays charged until that Read
-// returns (Tee.Close), so the bound holds after the end of a request too.
+// hold one chunk that is not charged (at most 64 KiB): the chunk of a body
+// that only streams, or the chunk a replayable body reads into while nothing
+// is free, charged only once bytes have arrived into it. A closed Tee gives
+// back everything it holds at once but the chunk its filler is reading into,
+// which stays charged until that Read returns (Tee.Close), so the bound
+// holds after the end of a request too.
 //
-// A Budget never blocks. A Tee takes budget before it keeps a chunk; when
-// none is free, the budget takes it back from the replayable bodies holding
-// the most, as long as each of them holds more than what the asking body will
-// hold once served. Those bodies yield: they drop what their newest follower
-// has read, stream on, and their replays fail with ReasonYielded. When no
-// body can yield, the asking body streams on instead, and its replays fail
-// with ReasonNoBudget. Either way only a replay is lost, never a request,
-// and nobody waits. (A blocking acquire would be wrong twice over: a request
-// larger than the total would wait until its context ended, and waiters are
-// served in order, so one large body would stall every small one behind it,
-// as golang.org/x/sync/semaphore's Weighted does.)
+// A Budget never blocks, and it takes nothing from one body for another
+// before the other's bytes have arrived. A Tee about to read takes a chunk
+// from what is free, settling for a smaller one if need be; when nothing is
+// free it reads into an uncharged chunk, and charges it once bytes have
+// arrived. Only then, if the budget is still spent, may one other body yield
+// to it: the replayable body whose yield frees the most (what its newest
+// follower has read: what it has read ahead and not yet streamed stays
+// charged), and only if that alone covers what the asking body takes and
+// it holds more than the asking body will once served. The body that
+// yields drops what its newest follower has read, streams on, and its
+// replays fail with ReasonYielded. When no body can so yield, the asking
+// body streams on instead, and its replays fail with ReasonNoBudget. Either
+// way only a replay is lost, never a request; nobody waits; and a replay is
+// never lost for budget that nobody gets. (A blocking acquire would be wrong
+// twice over: a request larger than the total would wait until its context
+// ended, and waiters are served in order, so one large body would stall
+// every small one behind it, as golang.org/x/sync/semaphore's Weighted
+// does.)
 //
 // A Budget is safe for concurrent use by multiple goroutines. Its zero value
 // is not usable; create one with NewBudget.
 type Budget struct {
 	total int64
 
-	// mu guards used, holders, and the budget fields of every Tee that uses
-	// the budget (Tee.budgeted, Tee.slot). Lock order: a Tee's mu before
-	// mu. Under mu, the budget only ever TryLocks a Tee's mu, so no
-	// goroutine holding mu waits for a Tee: see reclaimLocked.
-	mu      sync.Mutex
-	used    int64   // bytes charged now
-	holders holders // the replayable Tees that hold budget, the most first
+	// mu guards used, takenFromYields, yieldable, and the budget fields of
+	// every Tee that uses the budget (Tee.budgeted, Tee.yieldKey, Tee.slot).
+	// Lock order: a Tee's mu before mu. Under mu, the budget only ever
+	// TryLocks a Tee's mu, so no goroutine holding mu waits for a Tee: see
+	// reclaimLocked.
+	mu              sync.Mutex
+	used            int64     // bytes charged now
+	takenFromYields int64     // bytes askers took beyond what was free, from yields
+	yieldable       yieldHeap // the replayable Tees whose yield would free something, the most first
 
 	inUse  atomic.Int64 // mirrors used, for InUse without the lock
 	peak   atomic.Int64 // highest inUse seen
 	yields atomic.Int64 // bodies that yielded
+	freed  atomic.Int64 // bytes yields freed
 }
+
+// maxReclaimTries bounds the bodies a reclaim looks at: those it passes over
+// (busy, or holding too little to yield without a thrash) and the one that
+// yields. So a chunk request costs O(log n) in the bodies that can yield, and
+// nothing in those that cannot, which are not in the heap.
+const maxReclaimTries = 8
 
 // NewBudget returns a budget of totalBytes. A total of zero or less holds
 // nothing: every body that uses it streams through without being kept.
@@ -63,11 +81,30 @@ func (b *Budget) Peak() int64 { return b.peak.Load() }
 // ones and lost their replay (ReasonYielded).
 func (b *Budget) Yields() int64 { return b.yields.Load() }
 
+// YieldedBytes returns the bytes those yields gave back. Each yield gives
+// back at least what the body it yielded to took beyond what was free.
+func (b *Budget) YieldedBytes() int64 { return b.freed.Load() }
+
+// takeFree charges t, whose mu the caller holds, for a chunk of size bytes
+// from what is free, or else for the largest smaller chunk class that fits,
+// and returns the size charged: 0 if not even the smallest class fits.
+// Nobody yields for it: t's bytes have not arrived yet.
+func (b *Budget) takeFree(t *Tee, size int) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for size > 0 && b.used+int64(size) > b.total {
+		size = smallerChunk(size)
+	}
+	if size > 0 {
+		b.chargeLocked(t, int64(size))
+	}
+	return size
+}
+
 // take charges n bytes to t, which must be replayable and whose mu the
-// caller holds, and reports whether it did: from what is free, or else, if
-// reclaim is true, from bodies that yield to t. On failure nothing is
-// charged to t (bodies that yielded stay yielded: their budget is free for
-// the next body).
+// caller holds, for bytes that have arrived, and reports whether it did:
+// from what is free, or else, if reclaim is true, from a body that yields
+// to t. On failure nothing is charged and nobody has yielded.
 func (b *Budget) take(t *Tee, n int64, reclaim bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -78,11 +115,6 @@ func (b *Budget) take(t *Tee, n int64, reclaim bool) bool {
 		return false
 	}
 	b.chargeLocked(t, n)
-	if t.slot < 0 {
-		heap.Push(&b.holders, t)
-	} else {
-		heap.Fix(&b.holders, t.slot)
-	}
 	return true
 }
 
@@ -91,12 +123,25 @@ func (b *Budget) give(t *Tee, n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.chargeLocked(t, -n)
-	if t.slot >= 0 {
-		if t.budgeted == 0 {
-			heap.Remove(&b.holders, t.slot)
-		} else {
-			heap.Fix(&b.holders, t.slot)
-		}
+}
+
+// offer tells the budget what a yield of t, whose mu the caller holds and
+// which is replayable, would free now: the charge of the chunks its newest
+// follower has finished. A Tee calls it whenever that changes, before it
+// lets go of its mu, so that whoever holds t's mu and b.mu sees t's key
+// equal to what t would free. A body that would free nothing leaves the
+// heap: a reclaim never looks at it.
+func (b *Budget) offer(t *Tee, freeable int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t.yieldKey = freeable
+	switch {
+	case freeable > 0 && t.slot < 0:
+		heap.Push(&b.yieldable, t)
+	case freeable > 0:
+		heap.Fix(&b.yieldable, t.slot)
+	case t.slot >= 0:
+		heap.Remove(&b.yieldable, t.slot)
 	}
 }
 
@@ -107,45 +152,58 @@ func (b *Budget) retire(t *Tee) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if t.slot >= 0 {
-		heap.Remove(&b.holders, t.slot)
+		heap.Remove(&b.yieldable, t.slot)
 	}
+	t.yieldKey = 0
 }
 
-// reclaimLocked makes the replayable bodies holding the most yield to t,
-// one after the other, until n bytes are free or the body holding the most
-// holds no more than t would once served (so a yield never makes a holder as
-// big as the one that gave, and bodies of one size never take budget from
-// each other in turn).
+// reclaimLocked makes one replayable body yield to t, whose mu the caller
+// holds, so that n more bytes fit: the body whose yield frees the most, if
+// that covers what n takes beyond what is free (one yield frees at least
+// what it costs the asker; no body loses its replay for a part of a chunk)
+// and it holds more than t will once served (so a yield never makes a
+// holder as big as the one that gave, and bodies of one size never take
+// budget from each other in turn). It looks at no more than maxReclaimTries
+// bodies, and never at one whose yield would free nothing.
 //
 // It runs with t's mu and b.mu held, and takes a yielding body's mu with
 // TryLock only: a body whose mu is held (it is reading, publishing, or
 // waiting for b.mu itself) is passed over this time. So the goroutine
 // holding b.mu never waits for a Tee's mu, and no cycle of waits can form:
 // every wait is for b.mu by a holder of one Tee's mu, or for a Tee's mu by a
-// goroutine that holds no other lock.
+// goroutine that holds no other lock. A body whose TryLock succeeds has no
+// change of what it would free left unreported (it offers each change
+// before it lets go of its mu), so its key is exact: its yield frees at
+// least that much.
 func (b *Budget) reclaimLocked(t *Tee, n int64) {
-	var passed []*Tee // bodies whose mu was busy: back into holders at the end
-	for b.used+n > b.total && len(b.holders) > 0 {
-		v := b.holders[0]
-		if v.budgeted <= t.budgeted+n {
-			break // v == t lands here too
+	need := b.used + n - b.total
+	var passed [maxReclaimTries]*Tee // back into the heap at the end
+	np := 0
+	for np < len(passed) && len(b.yieldable) > 0 {
+		v := b.yieldable[0]
+		if v.yieldKey < need {
+			break // the most one body frees is too little
 		}
-		heap.Pop(&b.holders)
-		if !v.mu.TryLock() {
-			passed = append(passed, v)
+		heap.Pop(&b.yieldable)
+		if v == t || v.budgeted <= t.budgeted+n || !v.mu.TryLock() {
+			passed[np] = v
+			np++
 			continue
 		}
 		freed := v.yieldLocked()
 		v.mu.Unlock()
+		v.yieldKey = 0
 		if freed < 0 {
-			passed = append(passed, v) // nothing it could give: it keeps its replay
-			continue
+			continue // it cannot yield after all: it stays out
 		}
 		b.chargeLocked(v, -freed)
 		b.yields.Add(1)
+		b.freed.Add(freed)
+		b.takenFromYields += need
+		break
 	}
-	for _, v := range passed {
-		heap.Push(&b.holders, v)
+	for _, v := range passed[:np] {
+		heap.Push(&b.yieldable, v)
 	}
 }
 
@@ -159,23 +217,23 @@ func (b *Budget) chargeLocked(t *Tee, n int64) {
 	}
 }
 
-// holders is a max-heap of Tees by what they hold of the budget; each Tee's
-// slot is its index in it, or -1. It implements heap.Interface; b.mu guards
-// it.
-type holders []*Tee
+// yieldHeap is a max-heap of Tees by what a yield would free (yieldKey);
+// each Tee's slot is its index in it, or -1. It implements heap.Interface;
+// b.mu guards it.
+type yieldHeap []*Tee
 
-func (h holders) Len() int           { return len(h) }
-func (h holders) Less(i, j int) bool { return h[i].budgeted > h[j].budgeted }
-func (h holders) Swap(i, j int) {
+func (h yieldHeap) Len() int           { return len(h) }
+func (h yieldHeap) Less(i, j int) bool { return h[i].yieldKey > h[j].yieldKey }
+func (h yieldHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].slot, h[j].slot = i, j
 }
-func (h *holders) Push(x any) {
+func (h *yieldHeap) Push(x any) {
 	t := x.(*Tee)
 	t.slot = len(*h)
 	*h = append(*h, t)
 }
-func (h *holders) Pop() any {
+func (h *yieldHeap) Pop() any {
 	old := *h
 	t := old[len(old)-1]
 	old[len(old)-1] = nil

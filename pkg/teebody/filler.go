@@ -153,6 +153,9 @@ func (t *Tee) publishLocked(c *chunk, got []byte) {
 		copy(c.buf[:cap(c.buf)], got)
 	}
 	if c == t.fresh {
+		if t.refusal == nil && t.replayErr == nil && t.budget != nil && c.charged == 0 {
+			t.refusal = t.chargeArrivedLocked(c)
+		}
 		c.at = t.end
 		t.log = append(t.log, c)
 		if t.refusal != nil {
@@ -210,9 +213,14 @@ func (t *Tee) tailWithRoomLocked() *chunk {
 // the budget while replays are possible. Its size is what the body has shown
 // it fills: the largest size class no bigger than the bytes read so far (so
 // a body never holds budget for bytes it only announced), and no bigger than
-// the rest of a body of known length. If it cannot be charged, refusal is the
-// reason replays become impossible once bytes arrive into it; the chunk is
-// then one of at most maxStreamChunk that nothing is charged for.
+// the rest of a body of known length. From the budget it takes only what is
+// free, settling for a smaller chunk rather than none, so that no body
+// yields for bytes that have not arrived (and may never). When not even the
+// smallest chunk is free, the chunk is one of at most maxStreamChunk that
+// nothing is charged for yet: chargeArrivedLocked charges it once bytes have
+// arrived into it. If the chunk is over the limit, refusal is the reason
+// replays become impossible once bytes arrive into it; the chunk is then
+// one of at most maxStreamChunk that nothing is charged for.
 func (t *Tee) newChunkLocked() (c *chunk, refusal *NotReplayableError) {
 	size := sizeOfClass(classFilledBy(t.end))
 	if rest := t.sizeHint - t.end; rest > 0 {
@@ -227,20 +235,30 @@ func (t *Tee) newChunkLocked() (c *chunk, refusal *NotReplayableError) {
 	}
 	size = fitChunk(size, room)
 	if t.budget != nil {
-		// Settle for a smaller chunk rather than give up the replay. A
-		// body that announced more than it could ever keep takes nothing
-		// back from others: it would lose its replay anyway.
-		reclaim := t.sizeHint <= min(t.limit, t.budget.Total())
 		want := size
-		for size > 0 && !t.budget.take(t, int64(size), reclaim) {
-			size = smallerChunk(size)
-		}
-		if size == 0 {
-			return getChunk(min(want, maxStreamChunk)), errNoBudget
+		if size = t.budget.takeFree(t, size); size == 0 {
+			return getChunk(min(want, maxStreamChunk)), nil
 		}
 	}
 	c = getChunk(size)
 	c.charged = int64(size)
 	t.charged += c.charged
 	return c, nil
+}
+
+// chargeArrivedLocked charges c, a fresh chunk that bytes have just arrived
+// into uncharged (newChunkLocked found nothing free), for its capacity, and
+// returns nil; or, if the budget cannot hold it even after a yield, the
+// reason replays end (c then stays uncharged: the chunk of a body that only
+// streams). A body that announced more than it could ever keep makes nobody
+// yield: it would lose its replay anyway.
+func (t *Tee) chargeArrivedLocked(c *chunk) *NotReplayableError {
+	size := int64(cap(c.buf))
+	reclaim := t.sizeHint <= min(t.limit, t.budget.Total())
+	if !t.budget.take(t, size, reclaim) {
+		return errNoBudget
+	}
+	c.charged = size
+	t.charged += size
+	return nil
 }

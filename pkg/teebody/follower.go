@@ -83,6 +83,9 @@ func (f *follower) Close() error {
 // streams, when the newest follower has read everything.
 func (t *Tee) advancedLocked(f *follower) {
 	t.front = max(t.front, f.off)
+	if f == t.newest {
+		t.countFreeableLocked()
+	}
 	if t.replayErr != nil && f == t.newest && len(t.log) > 0 {
 		if head := t.log[0]; f.off >= head.at+int64(len(head.buf)) {
 			t.trimLocked()

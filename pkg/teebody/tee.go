@@ -73,10 +73,20 @@ type Tee struct {
 	// which Close can come unseen is an atomic load wide, not an Unlock.
 	ended atomic.Bool
 
-	// budgeted and slot belong to the budget, which guards them with its own
-	// mu: what the Tee holds of it, and the Tee's index among the bodies that
-	// can yield (-1 when it is not one of them).
+	// freeable is, while replays are possible, the charge of the chunks at
+	// the head of the log that are full and that the newest follower has
+	// read: what a yield would free at least. freeableChunks is how many
+	// chunks it counts. Guarded by mu; each change is offered to the budget
+	// before mu is let go (Budget.offer).
+	freeable       int64
+	freeableChunks int
+
+	// budgeted, yieldKey and slot belong to the budget, which guards them
+	// with its own mu: what the Tee holds of it, what the budget knows a
+	// yield of it would free, and the Tee's index among the bodies that can
+	// yield (-1 when it is not one of them).
 	budgeted int64
+	yieldKey int64
 	slot     int
 
 	// logArray is the log's first backing array, so that a body of up to
@@ -132,6 +142,11 @@ func (t *Tee) NewReader() (io.ReadCloser, error) {
 	f := &follower{t: t}
 	t.newest = f
 	t.handedOut++
+	if t.freeable > 0 {
+		// The new follower needs every byte: a yield would free nothing.
+		t.freeable, t.freeableChunks = 0, 0
+		t.budget.offer(t, 0)
+	}
 	return f, nil
 }
 
@@ -269,12 +284,36 @@ func (t *Tee) refuseLocked(err *NotReplayableError) {
 	t.data.Broadcast()
 }
 
+// countFreeableLocked counts, while replays are possible, the full chunks
+// that the newest follower has now finished into t.freeable, and offers
+// the new amount to the budget if it grew. It runs after the newest
+// follower read; only its reads make the amount grow (a chunk it has
+// finished is full, so no byte arriving changes it).
+func (t *Tee) countFreeableLocked() {
+	if t.budget == nil || t.replayErr != nil || t.over || t.newest == nil {
+		return
+	}
+	grew := false
+	for t.freeableChunks < len(t.log) {
+		c := t.log[t.freeableChunks]
+		if len(c.buf) < cap(c.buf) || c.at+int64(len(c.buf)) > t.newest.off {
+			break
+		}
+		t.freeable += c.charged
+		t.freeableChunks++
+		grew = grew || c.charged > 0
+	}
+	if grew {
+		t.budget.offer(t, t.freeable)
+	}
+}
+
 // yieldLocked gives up t's replay for the budget, which calls it with its
-// own mu held, and returns the charge of the chunks it dropped, for the
-// budget to take back (so it must not call the budget itself). What the
-// newest follower has not read yet stays, still charged. A body with nothing
-// to drop (its newest follower has not finished a chunk) does not yield: it
-// keeps its replay, and yieldLocked returns -1.
+// own mu held, and returns the charge of the chunks it dropped (at least
+// t.freeable), for the budget to take back (so it must not call the budget
+// itself). What the newest follower has not read yet stays, still charged.
+// A body with nothing to drop (its newest follower has not finished a chunk)
+// does not yield: it keeps its replay, and yieldLocked returns -1.
 func (t *Tee) yieldLocked() (freed int64) {
 	if t.replayErr != nil || t.over || t.newest == nil || t.finishedLocked() == 0 {
 		return -1
