@@ -25,10 +25,10 @@ func WithOnDone(f func()) Option {
 }
 
 // WithBudget makes the Tee charge what it keeps to b, a budget shared with
-// other Tees, before it keeps it. When b has nothing free, bodies holding
-// more yield to this one (see Budget); when none can, the body goes on
-// streaming to the newest follower, and its replays fail with
-// ReasonNoBudget. The Tee gives back all it took when it is closed, or
+// other Tees. When b has nothing free once bytes have arrived, a body that
+// holds more and has that much to give may yield to this one (see Budget);
+// when none can, the body goes on streaming to the newest follower, and its
+// replays fail with ReasonNoBudget. The Tee gives back all it took when it is closed, or
 // earlier, as soon as it drops bytes that no replay can need. A nil b means
 // no shared budget.
 func WithBudget(b *Budget) Option {
