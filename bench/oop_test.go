@@ -68,7 +68,7 @@ func oopOrder(seed, round uint64) []oopCell {
 // oopWorkers at once, p50-s and p99-s its latency per upload.
 func BenchmarkOutOfProcess(b *testing.B) {
 	seed, round := envUint(b, "BENCH_SEED"), envUint(b, "BENCH_ROUND")
-	up, line := startChild(b, roleEnv+"="+roleUpstream)
+	up, line := startChild(b, nil, roleEnv+"="+roleUpstream)
 	defer up.stop(b)
 	upURL, cert, _ := strings.Cut(line, " ")
 	for _, c := range oopOrder(seed, round) {
@@ -98,7 +98,7 @@ type oopProxy struct {
 // connection and the proxy's connection to the upstream exist before
 // anything is measured.
 func startOOPProxy(tb testing.TB, c oopCell, upURL, cert string) *oopProxy {
-	p, proxyURL := startChild(tb, roleEnv+"="+roleProxy, kindEnv+"="+c.kind,
+	p, proxyURL := startChild(tb, strings.Fields(os.Getenv(proxyWrapEnv)), roleEnv+"="+roleProxy, kindEnv+"="+c.kind,
 		upstreamEnv+"="+upURL, upstreamCertEnv+"="+cert)
 	tr := &http.Transport{MaxIdleConnsPerHost: oopWorkers, DisableCompression: true}
 	op := &oopProxy{c: c, p: p, tr: tr, s: sender{url: proxyURL, hc: &http.Client{Transport: tr}}}
@@ -174,15 +174,24 @@ type child struct {
 	out *bufio.Scanner
 }
 
-// startChild starts this test binary with env added to its environment and
-// returns it with the first line it prints.
-func startChild(tb testing.TB, env ...string) (*child, string) {
+// proxyWrapEnv, when set, is a command line that the proxy processes run
+// under, the binary appended: "valgrind --tool=callgrind" counts their
+// instructions, which the machine's other work does not move.
+const proxyWrapEnv = "BENCH_PROXY_WRAP"
+
+// startChild starts this test binary, under the command wrap if it is not
+// empty, with env added to its environment and returns it with the first
+// line it prints.
+func startChild(tb testing.TB, wrap []string, env ...string) (*child, string) {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	cmd := exec.Command(exe)
+	if len(wrap) > 0 {
+		cmd = exec.Command(wrap[0], append(wrap[1:], exe)...)
+	}
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

@@ -75,7 +75,7 @@ func TestOOPOrder(t *testing.T) {
 // must all arrive whole (the upstream checksums them), and whose usage must
 // count them.
 func TestOutOfProcess(t *testing.T) {
-	up, line := startChild(t, roleEnv+"="+roleUpstream)
+	up, line := startChild(t, nil, roleEnv+"="+roleUpstream)
 	defer up.stop(t)
 	upURL, cert, _ := strings.Cut(line, " ")
 	const size = 64 * kib
