@@ -319,11 +319,14 @@ func (t *Transport) CloseIdleConnections() {
 // as in kubectl exec/attach/port-forward). Such requests never go over
 // HTTP/2 and their bodies are streams, not something to replay
 // (docs/design.md, fact 5).
+//
+// The keys are indexed as they are, already canonical: exactly what
+// h.Get would look up, without canonicalizing a constant on every request.
 func isUpgrade(h http.Header) bool {
-	if h.Get("Upgrade") != "" || h.Get("X-Stream-Protocol-Version") != "" {
+	if first(h["Upgrade"]) != "" || first(h["X-Stream-Protocol-Version"]) != "" {
 		return true
 	}
-	for _, v := range h.Values("Connection") {
+	for _, v := range h["Connection"] {
 		for tok := range strings.SplitSeq(v, ",") {
 			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
 				return true
@@ -331,4 +334,12 @@ func isUpgrade(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// first is what http.Header.Get returns for a key whose values are vs.
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
 }
