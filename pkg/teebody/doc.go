@@ -38,7 +38,7 @@
 // another body (see Budget), the Tee does not block and does not fail the
 // request: it keeps streaming to the newest follower, holding at most one
 // chunk that the follower has not read yet, and only replays fail. Every
-// refused replay is a *NotReplayableError, which matches ErrNotReplayable
+// refused replay is a NotReplayableError, which matches ErrNotReplayable
 // with errors.Is and tells its Reason through errors.As.
 //
 // # Invariants
@@ -47,7 +47,7 @@
 //
 //  1. Bytes are exact: every follower yields the source's bytes from offset
 //     0, in order, then the source's own terminal result (io.EOF or its
-//     error) — or ErrClosed, or a *NotReplayableError. Never a silent
+//     error) — or ErrClosed, or a NotReplayableError. Never a silent
 //     truncation, never a byte out of place.
 //  2. Nothing blocks on the client: NewReader, Seal and Close never wait for
 //     the source. A follower's Read waits only for data, the source's end, or

@@ -5,7 +5,7 @@ import "errors"
 // ErrNotReplayable is the errors.Is target for every refused replay: a
 // NewReader call that cannot give the body again from its first byte, and a
 // follower's Read whose bytes were dropped before it could read them. The
-// error actually returned is a *NotReplayableError, which says why.
+// error actually returned is a NotReplayableError, which says why.
 var ErrNotReplayable = errors.New("teebody: body is not replayable")
 
 // ErrClosed is returned by a follower's Read after that follower was closed
@@ -31,65 +31,85 @@ const (
 	// ReasonClosed: the Tee was closed; the request is over.
 	ReasonClosed
 	// ReasonYielded: the shared Budget took back what the body held, for a
-	// body that held less (see Budget).
+	// body that will then hold less (see Budget).
 	ReasonYielded
+
+	// reasonEnd is one past the last reason: a new reason goes above it, and
+	// the tests of every table indexed by Reason (here and in the packages
+	// that count refusals) then fail until it has its entry.
+	reasonEnd
 )
 
+// reasonWords names each reason: its String (a metric label) and the words
+// of its NotReplayableError. The one table of reasons in this package.
+var reasonWords = [reasonEnd]struct{ label, text string }{
+	ReasonTooLarge:     {"too_large", "larger than the per-request limit"},
+	ReasonNoBudget:     {"no_budget", "the shared budget is spent"},
+	ReasonStreamedPast: {"streamed_past", "already streamed past its start"},
+	ReasonClosed:       {"closed", "the request is over"},
+	ReasonYielded:      {"yielded", "its budget went to a smaller body"},
+}
+
+// known reports whether r is one of the reasons above.
+func (r Reason) known() bool { return r > 0 && r < reasonEnd }
+
 // String returns a short lower-case name of the reason, suitable as a metric
-// label.
+// label: "too_large", "no_budget", "streamed_past", "closed", "yielded";
+// "unknown" for any other value.
 func (r Reason) String() string {
-	switch r {
-	case ReasonTooLarge:
-		return "too_large"
-	case ReasonNoBudget:
-		return "no_budget"
-	case ReasonStreamedPast:
-		return "streamed_past"
-	case ReasonClosed:
-		return "closed"
-	case ReasonYielded:
-		return "yielded"
+	if !r.known() {
+		return "unknown"
 	}
-	return "unknown"
+	return reasonWords[r].label
 }
 
 // NotReplayableError reports that a body cannot be given again from its first
 // byte, and why. errors.Is(err, ErrNotReplayable) holds for every
-// NotReplayableError; use errors.As to read the Reason.
+// NotReplayableError; errors.As reads it out of a wrapped error:
+//
+//	var nre teebody.NotReplayableError
+//	if errors.As(err, &nre) {
+//		log.Print(nre.Reason())
+//	}
+//
+// It is a value, compared by its reason, so that no holder of one can change
+// what another sees; the zero value has no reason (Reason 0, "unknown").
 type NotReplayableError struct {
-	Reason Reason
+	reason Reason
 }
 
+// NotReplayable returns the NotReplayableError for reason r, as an error.
+// It allocates nothing: it is for a caller that refuses a replay on its own
+// terms and wants the same handling (errors.Is ErrNotReplayable, and so
+// transport.ShouldRetryLater's 429), and for tests.
+func NotReplayable(r Reason) error {
+	return NotReplayableError{reason: r}
+}
+
+// Reason returns why the body cannot be replayed.
+func (e NotReplayableError) Reason() Reason { return e.reason }
+
 // Error returns the reason in words.
-func (e *NotReplayableError) Error() string {
-	switch e.Reason {
-	case ReasonTooLarge:
-		return "teebody: body is not replayable: larger than the per-request limit"
-	case ReasonNoBudget:
-		return "teebody: body is not replayable: the shared budget is spent"
-	case ReasonStreamedPast:
-		return "teebody: body is not replayable: already streamed past its start"
-	case ReasonClosed:
-		return "teebody: body is not replayable: the request is over"
-	case ReasonYielded:
-		return "teebody: body is not replayable: its budget went to a smaller body"
+func (e NotReplayableError) Error() string {
+	if !e.reason.known() {
+		return "teebody: body is not replayable"
 	}
-	return "teebody: body is not replayable"
+	return "teebody: body is not replayable: " + reasonWords[e.reason].text
 }
 
 // Is reports whether target is ErrNotReplayable.
-func (e *NotReplayableError) Is(target error) bool {
+func (e NotReplayableError) Is(target error) bool {
 	return target == ErrNotReplayable
 }
 
-// The errors handed out, made once so that refusing a replay allocates
-// nothing. Callers must not modify them.
+// The errors handed out, boxed once so that refusing a replay allocates
+// nothing.
 var (
-	errTooLarge     = &NotReplayableError{Reason: ReasonTooLarge}
-	errNoBudget     = &NotReplayableError{Reason: ReasonNoBudget}
-	errStreamedPast = &NotReplayableError{Reason: ReasonStreamedPast}
-	errOver         = &NotReplayableError{Reason: ReasonClosed}
-	errYielded      = &NotReplayableError{Reason: ReasonYielded}
+	errTooLarge     = NotReplayable(ReasonTooLarge)
+	errNoBudget     = NotReplayable(ReasonNoBudget)
+	errStreamedPast = NotReplayable(ReasonStreamedPast)
+	errOver         = NotReplayable(ReasonClosed)
+	errYielded      = NotReplayable(ReasonYielded)
 )
 
 // errInvalidRead is the source's terminal error when its Read returned a

@@ -70,9 +70,9 @@ func ExampleNewBudget() {
 	fmt.Println("streamed", n, "bytes")
 
 	_, err := tee.NewReader()
-	var nre *teebody.NotReplayableError
+	var nre teebody.NotReplayableError
 	if errors.As(err, &nre) {
-		fmt.Println("replay refused:", nre.Reason)
+		fmt.Println("replay refused:", nre.Reason())
 	}
 	tee.Close()
 	<-tee.Done()

@@ -221,7 +221,7 @@ func (t *Tee) tailWithRoomLocked() *chunk {
 // arrived into it. If the chunk is over the limit, refusal is the reason
 // replays become impossible once bytes arrive into it; the chunk is then
 // one of at most maxStreamChunk that nothing is charged for.
-func (t *Tee) newChunkLocked() (c *chunk, refusal *NotReplayableError) {
+func (t *Tee) newChunkLocked() (c *chunk, refusal error) {
 	size := sizeOfClass(classFilledBy(t.end))
 	if rest := t.sizeHint - t.end; rest > 0 {
 		size = min(size, sizeOfClass(classFilledBy(rest)))
@@ -252,7 +252,7 @@ func (t *Tee) newChunkLocked() (c *chunk, refusal *NotReplayableError) {
 // reason replays end (c then stays uncharged: the chunk of a body that only
 // streams). A body that announced more than it could ever keep makes nobody
 // yield: it would lose its replay anyway.
-func (t *Tee) chargeArrivedLocked(c *chunk) *NotReplayableError {
+func (t *Tee) chargeArrivedLocked(c *chunk) error {
 	size := int64(cap(c.buf))
 	reclaim := t.sizeHint <= min(t.limit, t.budget.Total())
 	if !t.budget.take(t, size, reclaim) {

@@ -17,7 +17,7 @@ var _ io.ReadCloser = (*follower)(nil)
 // arrive, the source ends, or the follower or its Tee is closed. After the
 // last byte it returns the source's own terminal result: io.EOF, or the error
 // the source returned. It fails with ErrClosed once the follower or the Tee
-// is closed, and with a *NotReplayableError once replays are refused (Seal,
+// is closed, and with a NotReplayableError once replays are refused (Seal,
 // a body over the limit or the budget, or a yield) if it needs bytes that
 // were dropped, or if it is not the newest follower and has read all there is
 // so far.

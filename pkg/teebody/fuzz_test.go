@@ -153,20 +153,20 @@ func runFuzzScript(t *testing.T, script []byte) {
 					}
 					f.done = true
 				case errors.Is(err, ErrNotReplayable):
-					var nre *NotReplayableError
+					var nre NotReplayableError
 					errors.As(err, &nre)
 					if i == len(followers)-1 {
 						// Bytes are dropped only behind the newest
 						// follower, which streams on whatever happens.
 						check("the newest follower %d refused: %v", i, err)
 					}
-					if nre.Reason == ReasonTooLarge && int64(fed) <= limit {
+					if nre.Reason() == ReasonTooLarge && int64(fed) <= limit {
 						check("follower %d: too large with %d bytes fed under a limit of %d", i, fed, limit)
 					}
-					if nre.Reason == ReasonStreamedPast && !sealed {
+					if nre.Reason() == ReasonStreamedPast && !sealed {
 						check("follower %d: streamed past, but the Tee was never sealed", i)
 					}
-					if nre.Reason == ReasonYielded && budget == nil {
+					if nre.Reason() == ReasonYielded && budget == nil {
 						check("follower %d: yielded, without a budget to yield to", i)
 					}
 					f.done = true
@@ -215,19 +215,19 @@ func runFuzzScript(t *testing.T, script []byte) {
 		case 3: // a new follower
 			r, err := tee.NewReader()
 			if err != nil {
-				var nre *NotReplayableError
+				var nre NotReplayableError
 				if !errors.As(err, &nre) {
 					check("NewReader: %v is not a NotReplayableError", err)
 					break
 				}
 				switch {
-				case nre.Reason == ReasonClosed && !over:
+				case nre.Reason() == ReasonClosed && !over:
 					check("NewReader: closed, but the Tee is not")
-				case nre.Reason == ReasonStreamedPast && !sealed:
+				case nre.Reason() == ReasonStreamedPast && !sealed:
 					check("NewReader: streamed past, but the Tee was never sealed")
-				case nre.Reason == ReasonYielded && budget == nil:
+				case nre.Reason() == ReasonYielded && budget == nil:
 					check("NewReader: yielded, without a budget to yield to")
-				case nre.Reason == ReasonTooLarge && int64(fed) <= limit:
+				case nre.Reason() == ReasonTooLarge && int64(fed) <= limit:
 					check("NewReader: too large with %d bytes fed under a limit of %d", fed, limit)
 				case len(followers) == 0 && !over:
 					check("the first NewReader failed: %v", err)

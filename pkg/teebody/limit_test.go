@@ -41,8 +41,8 @@ func held(tee *Tee) int64 {
 
 func wantReason(t *testing.T, err error, want Reason) {
 	t.Helper()
-	var nre *NotReplayableError
-	if !errors.Is(err, ErrNotReplayable) || !errors.As(err, &nre) || nre.Reason != want {
+	var nre NotReplayableError
+	if !errors.Is(err, ErrNotReplayable) || !errors.As(err, &nre) || nre.Reason() != want {
 		t.Errorf("err = %v, want a NotReplayableError with reason %v", err, want)
 	}
 }
@@ -284,7 +284,7 @@ func TestSealDropsBehindNewest(t *testing.T) {
 
 func TestNotReplayableErrorMatches(t *testing.T) {
 	for _, r := range []Reason{ReasonTooLarge, ReasonNoBudget, ReasonStreamedPast, ReasonClosed, ReasonYielded} {
-		var err error = &NotReplayableError{Reason: r}
+		var err error = NotReplayable(r)
 		wrapped := errors.Join(errors.New("http2: RoundTrip"), err)
 		if !errors.Is(wrapped, ErrNotReplayable) {
 			t.Errorf("%v: errors.Is(ErrNotReplayable) = false", r)

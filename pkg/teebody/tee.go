@@ -47,11 +47,11 @@ type Tee struct {
 	front  int64    // the furthest offset any follower has read to
 	srcErr error    // the source's terminal result (io.EOF or its error), once the filler saw it
 
-	charged int64               // chunk capacity charged to the limit and the budget, the filler's chunks included
-	fresh   *chunk              // a chunk the filler took for bytes not yet arrived, outside the log; owned by the filler
-	refusal *NotReplayableError // why replays end once bytes arrive into fresh, or nil; owned by the filler
-	filling *chunk              // chunk the filler is reading into outside mu, or nil; owned by the filler
-	probe   [1]byte             // what the filler reads into to find the end of a body of sizeHint bytes; owned by the filler
+	charged int64   // chunk capacity charged to the limit and the budget, the filler's chunks included
+	fresh   *chunk  // a chunk the filler took for bytes not yet arrived, outside the log; owned by the filler
+	refusal error   // why replays end once bytes arrive into fresh, or nil; owned by the filler
+	filling *chunk  // chunk the filler is reading into outside mu, or nil; owned by the filler
+	probe   [1]byte // what the filler reads into to find the end of a body of sizeHint bytes; owned by the filler
 
 	fillerOn      bool // the filler has been started
 	fillerWaiting bool // the filler waits on room
@@ -63,7 +63,7 @@ type Tee struct {
 	// replayErr is nil while every byte read is kept, so that a new follower
 	// can start from offset 0. Once set (overflow, Seal or a yield) it never
 	// changes back; bytes behind the newest follower are dropped from then on.
-	replayErr *NotReplayableError
+	replayErr error // a NotReplayableError
 
 	newest    *follower // the follower handed out last, or nil
 	handedOut int       // followers handed out so far
@@ -123,7 +123,7 @@ func New(src io.ReadCloser, opts ...Option) *Tee {
 // has the signature of http.Request.GetBody.
 //
 // The first call succeeds unless the Tee is closed. A later call fails with a
-// *NotReplayableError (errors.Is(err, ErrNotReplayable)) once a replay is
+// NotReplayableError (errors.Is(err, ErrNotReplayable)) once a replay is
 // impossible: the body outgrew the limit or the budget, yielded its budget
 // to another body, Seal was called, or the Tee is closed. A follower
 // abandoned without Close holds nothing beyond the Tee's Close. Until then,
@@ -248,7 +248,7 @@ func (t *Tee) Done() <-chan struct{} {
 }
 
 // ReplayErr returns nil while every byte read so far is kept, so that
-// NewReader can still hand out a replay; otherwise the *NotReplayableError
+// NewReader can still hand out a replay; otherwise the NotReplayableError
 // that says why not (ReasonClosed once the Tee is closed, unless an earlier
 // reason applies).
 func (t *Tee) ReplayErr() error {
@@ -273,7 +273,7 @@ func (t *Tee) chunkAtLocked(off int64) *chunk {
 // refuseLocked ends replays for err's reason, unless they had already
 // ended, and wakes the followers, for whom the rules change: from now on
 // only the newest one is fed.
-func (t *Tee) refuseLocked(err *NotReplayableError) {
+func (t *Tee) refuseLocked(err error) {
 	if t.replayErr != nil {
 		return
 	}

@@ -2,7 +2,6 @@ package transport_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -210,8 +209,8 @@ func TestConfigFromEnvAdaptive(t *testing.T) {
 			t.Errorf("%s=%q: %+v, nil; want an error", transport.EnvAdaptive, val, cfg)
 			continue
 		}
-		if !errors.Is(err, transport.ErrInvalidBool) || !strings.HasPrefix(err.Error(), transport.EnvAdaptive+": ") || !strings.Contains(err.Error(), `"`+val+`"`) {
-			t.Errorf("error %q must name %s, quote %q and match ErrInvalidBool", err, transport.EnvAdaptive, val)
+		if !strings.HasPrefix(err.Error(), transport.EnvAdaptive+": transport: invalid boolean ") || !strings.Contains(err.Error(), `"`+val+`"`) {
+			t.Errorf("error %q must name %s, say it is an invalid boolean and quote %q", err, transport.EnvAdaptive, val)
 		}
 		if cfg != (transport.Config{}) {
 			t.Errorf("config with the error = %+v, want the zero Config", cfg)

@@ -8,9 +8,10 @@ import (
 	"strings"
 )
 
-// ErrInvalidBool is the errors.Is target of the error ConfigFromEnv returns
-// for a malformed EnvAdaptive.
-var ErrInvalidBool = errors.New("transport: invalid boolean")
+// errInvalidBool is wrapped by the error ConfigFromEnv returns for a
+// malformed EnvAdaptive. Unexported: every error of ConfigFromEnv is a
+// malformed value, which its text names; there is nothing to tell apart.
+var errInvalidBool = errors.New("transport: invalid boolean")
 
 // ConfigFromEnv returns DefaultConfig overridden by the environment:
 // EnvTotalBytes sets TotalBytes, EnvPerRequestBytes sets PerRequestBytes and
@@ -25,8 +26,8 @@ var ErrInvalidBool = errors.New("transport: invalid boolean")
 //
 // A malformed value is an error that names the variable and quotes its
 // value (for example `TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL: transport:
-// invalid size "12XB": unknown unit "XB"`), wrapping ErrInvalidSize or
-// ErrInvalidBool; the Config returned with it is the zero Config (buffering
+// invalid size "12XB": unknown unit "XB"`; a size's error wraps
+// ErrInvalidSize); the Config returned with it is the zero Config (buffering
 // disabled), never a silent default.
 func ConfigFromEnv() (Config, error) {
 	cfg := DefaultConfig()
@@ -51,7 +52,7 @@ func ConfigFromEnv() (Config, error) {
 	if s, ok := lookupEnv(EnvAdaptive); ok {
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {
-			return Config{}, fmt.Errorf("%s: %w %q: want true or false", EnvAdaptive, ErrInvalidBool, s)
+			return Config{}, fmt.Errorf("%s: %w %q: want true or false", EnvAdaptive, errInvalidBool, s)
 		}
 		cfg.Adaptive = b
 	}

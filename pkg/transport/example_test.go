@@ -159,7 +159,7 @@ func ExampleWriteRetryLater() {
 
 func ExampleShouldRetryLater() {
 	for _, err := range []error{
-		&teebody.NotReplayableError{Reason: teebody.ReasonNoBudget},
+		teebody.NotReplayable(teebody.ReasonNoBudget),
 		errors.New("net/http: cannot rewind body after connection loss"),
 		errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"),
 	} {
@@ -218,7 +218,7 @@ func ExampleTransport_Responder() {
 	responder := tr.Responder()
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/default/configmaps", nil)
 	for _, err := range []error{
-		&teebody.NotReplayableError{Reason: teebody.ReasonTooLarge},
+		teebody.NotReplayable(teebody.ReasonTooLarge),
 		errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"),
 	} {
 		rec := httptest.NewRecorder()

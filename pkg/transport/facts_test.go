@@ -179,7 +179,7 @@ func TestFactNoGetBodyStringError(t *testing.T) {
 				if errors.Unwrap(err) != nil {
 					t.Errorf("error %q wraps %v: the fact says a plain string", err, errors.Unwrap(err))
 				}
-				var nre *teebody.NotReplayableError
+				var nre teebody.NotReplayableError
 				if errors.Is(err, teebody.ErrNotReplayable) || errors.As(err, &nre) {
 					t.Errorf("error %q matches teebody's errors", err)
 				}

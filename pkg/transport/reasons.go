@@ -1,6 +1,10 @@
 package transport
 
-import "github.com/teebody/teebody/pkg/teebody"
+import (
+	"errors"
+
+	"github.com/teebody/teebody/pkg/teebody"
+)
 
 // PassThroughReason says why RoundTrip handed a request to the inner
 // RoundTripper untouched: the first of these, in this order, that applied.
@@ -13,72 +17,99 @@ const (
 	PassThroughUpgrade                                 // the request asks for a protocol upgrade
 	PassThroughDisabled                                // the Config disables buffering
 	PassThroughQuiet                                   // adaptive mode: the upstream left no trace of GOAWAY
+
+	passThroughEnd // one past the last: a new reason goes above it, with its entry in passThroughs
 )
 
+// passThroughs is the one table of pass-through reasons, indexed by reason:
+// its metric label and its field of PassThroughStats. PassThroughReasons,
+// PassThroughStats.Count, the Transport's counters and Stats all read it.
+var passThroughs = [passThroughEnd]struct {
+	label string
+	field func(*PassThroughStats) *int64
+}{
+	PassThroughNoBody:     {"no_body", func(s *PassThroughStats) *int64 { return &s.NoBody }},
+	PassThroughGetBodySet: {"get_body_set", func(s *PassThroughStats) *int64 { return &s.GetBodySet }},
+	PassThroughUpgrade:    {"upgrade", func(s *PassThroughStats) *int64 { return &s.Upgrade }},
+	PassThroughDisabled:   {"disabled", func(s *PassThroughStats) *int64 { return &s.Disabled }},
+	PassThroughQuiet:      {"quiet", func(s *PassThroughStats) *int64 { return &s.Quiet }},
+}
+
+func (r PassThroughReason) known() bool { return r > 0 && r < passThroughEnd }
+
 // String returns a short lower-case name of the reason, suitable as a metric
-// label: "no_body", "get_body_set", "upgrade", "disabled", "quiet".
+// label: "no_body", "get_body_set", "upgrade", "disabled", "quiet";
+// "unknown" for any other value.
 func (r PassThroughReason) String() string {
-	switch r {
-	case PassThroughNoBody:
-		return "no_body"
-	case PassThroughGetBodySet:
-		return "get_body_set"
-	case PassThroughUpgrade:
-		return "upgrade"
-	case PassThroughDisabled:
-		return "disabled"
-	case PassThroughQuiet:
-		return "quiet"
+	if !r.known() {
+		return "unknown"
 	}
-	return "unknown"
+	return passThroughs[r].label
 }
 
 // PassThroughReasons returns every PassThroughReason, in the order RoundTrip
 // checks them: one per field of PassThroughStats. The slice is new on each
 // call.
 func PassThroughReasons() []PassThroughReason {
-	return []PassThroughReason{PassThroughNoBody, PassThroughGetBodySet, PassThroughUpgrade, PassThroughDisabled, PassThroughQuiet}
+	rs := make([]PassThroughReason, 0, passThroughEnd-1)
+	for r := PassThroughReason(1); r < passThroughEnd; r++ {
+		rs = append(rs, r)
+	}
+	return rs
 }
 
 // Count returns the requests that passed through for reason r; 0 for a
 // reason not listed by PassThroughReasons.
 func (p PassThroughStats) Count(r PassThroughReason) int64 {
-	switch r {
-	case PassThroughNoBody:
-		return p.NoBody
-	case PassThroughGetBodySet:
-		return p.GetBodySet
-	case PassThroughUpgrade:
-		return p.Upgrade
-	case PassThroughDisabled:
-		return p.Disabled
-	case PassThroughQuiet:
-		return p.Quiet
+	if !r.known() {
+		return 0
 	}
-	return 0
+	return *passThroughs[r].field(&p)
+}
+
+// refusals is the one table of the teebody.Reasons that RefusalStats counts,
+// indexed by reason: each one's field. RefusalReasons, RefusalStats.Count,
+// the Transport's counters and Stats all read it; a test checks that every
+// teebody.Reason has its entry, so that none can be counted as another.
+var refusals = [...]func(*RefusalStats) *int64{
+	teebody.ReasonTooLarge:     func(s *RefusalStats) *int64 { return &s.TooLarge },
+	teebody.ReasonNoBudget:     func(s *RefusalStats) *int64 { return &s.NoBudget },
+	teebody.ReasonStreamedPast: func(s *RefusalStats) *int64 { return &s.StreamedPast },
+	teebody.ReasonClosed:       func(s *RefusalStats) *int64 { return &s.Closed },
+	teebody.ReasonYielded:      func(s *RefusalStats) *int64 { return &s.Yielded },
+}
+
+// counted reports whether RefusalStats has a field for r.
+func counted(r teebody.Reason) bool {
+	return r >= 0 && int(r) < len(refusals) && refusals[r] != nil
 }
 
 // RefusalReasons returns every teebody.Reason that RefusalStats counts, one
 // per field, in the order of its fields. The slice is new on each call.
 func RefusalReasons() []teebody.Reason {
-	return []teebody.Reason{teebody.ReasonTooLarge, teebody.ReasonNoBudget, teebody.ReasonStreamedPast,
-		teebody.ReasonClosed, teebody.ReasonYielded}
+	var rs []teebody.Reason
+	for r := range refusals {
+		if counted(teebody.Reason(r)) {
+			rs = append(rs, teebody.Reason(r))
+		}
+	}
+	return rs
 }
 
 // Count returns the replays refused for reason r; 0 for a reason not listed
 // by RefusalReasons.
 func (s RefusalStats) Count(r teebody.Reason) int64 {
-	switch r {
-	case teebody.ReasonTooLarge:
-		return s.TooLarge
-	case teebody.ReasonNoBudget:
-		return s.NoBudget
-	case teebody.ReasonStreamedPast:
-		return s.StreamedPast
-	case teebody.ReasonClosed:
-		return s.Closed
-	case teebody.ReasonYielded:
-		return s.Yielded
+	if !counted(r) {
+		return 0
 	}
-	return 0
+	return *refusals[r](&s)
+}
+
+// countRefusal counts a GetBody call that err refused, under its reason.
+// An error that is not a teebody.NotReplayableError is not counted: it does
+// not match ErrNotReplayable, and ReplaysRefused counts only those.
+func (t *Transport) countRefusal(err error) {
+	if nre, ok := errors.AsType[teebody.NotReplayableError](err); ok && counted(nre.Reason()) {
+		t.counters.refused[nre.Reason()].Add(1)
+	}
 }

@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// ErrInvalidSize is the errors.Is target of every error from ParseSize.
+// ErrInvalidSize is the errors.Is target of every error from ParseSize, so
+// that a caller that wraps it among errors of its own can recognise it.
 var ErrInvalidSize = errors.New("transport: invalid size")
 
 // sizeUnits maps a unit, in lower case, to its multiplier. Decimal units are
@@ -31,6 +32,10 @@ var sizeUnits = map[string]int64{
 // be a whole number of bytes that fits an int64. Exponents, hexadecimal,
 // digit separators and anything else are rejected with an error that wraps
 // ErrInvalidSize and quotes s.
+//
+// ParseSize is what ConfigFromEnv parses its sizes with; it is exported so
+// that configuration read from elsewhere (command-line flags, a Caddyfile)
+// takes exactly the same forms.
 func ParseSize(s string) (int64, error) {
 	num, unit := splitSize(strings.TrimSpace(s))
 	mult, ok := sizeUnits[strings.ToLower(unit)]

@@ -24,7 +24,11 @@ type Stats struct {
 	// matching teebody.ErrNotReplayable, by reason.
 	ReplaysRefused RefusalStats
 	// BudgetRefusals counts the requests whose buffering the shared budget
-	// cut short (they streamed on and lost only their replay).
+	// cut short (they streamed on and lost only their replay), once per
+	// request, counted at its end whether or not a retry was attempted.
+	// ReplaysRefused.NoBudget counts GetBody calls instead: none for such a
+	// request that no GOAWAY met, one or more for one that was retried. A
+	// body that yielded its budget counts in Yields, not here.
 	BudgetRefusals int64
 	// RetryLaterWritten counts the 429 answers written by ErrorHandler
 	// (and by the ErrorResponder of Responder).
@@ -51,7 +55,11 @@ type Stats struct {
 	BudgetBytes int64
 	// Yields counts the bodies that gave their share of the budget back to
 	// smaller bodies and lost their replay (teebody.ReasonYielded): the
-	// budget's figure, like BytesHeld.
+	// budget's figure, like BytesHeld (teebody.Budget.Yields), so with a
+	// shared budget it includes other Transports' bodies. It counts bodies
+	// when they yield; ReplaysRefused.Yielded counts this Transport's
+	// GetBody calls refused because their body had yielded, so it stays
+	// below Yields when few of those bodies meet a GOAWAY.
 	Yields int64
 }
 
@@ -76,16 +84,13 @@ type RefusalStats struct {
 
 // counters are the live fields behind Stats; every field is atomic.
 type counters struct {
-	requests, buffered, bufferedQuiet    atomic.Int64
-	passNoBody, passGetBody, passUpgrade atomic.Int64
-	passDisabled, passQuiet              atomic.Int64
-	replaysServed                        atomic.Int64
-	refusedTooLarge, refusedNoBudget     atomic.Int64
-	refusedStreamedPast, refusedClosed   atomic.Int64
-	refusedYielded                       atomic.Int64
-	budgetRefusals, retryLaterWritten    atomic.Int64
-	badGatewayWritten                    atomic.Int64
-	adaptiveTraces                       atomic.Int64
+	requests, buffered, bufferedQuiet atomic.Int64
+	passed                            [passThroughEnd]atomic.Int64 // by PassThroughReason
+	replaysServed                     atomic.Int64
+	refused                           [len(refusals)]atomic.Int64 // by teebody.Reason
+	budgetRefusals, retryLaterWritten atomic.Int64
+	badGatewayWritten                 atomic.Int64
+	adaptiveTraces                    atomic.Int64
 }
 
 // Stats returns a snapshot of t's counters. It is safe to call concurrently
@@ -95,28 +100,22 @@ type counters struct {
 func (t *Transport) Stats() Stats {
 	c := &t.counters
 	s := Stats{
-		Requests:      c.requests.Load(),
-		Buffered:      c.buffered.Load(),
-		BufferedQuiet: c.bufferedQuiet.Load(),
-		PassedThrough: PassThroughStats{
-			NoBody:     c.passNoBody.Load(),
-			GetBodySet: c.passGetBody.Load(),
-			Upgrade:    c.passUpgrade.Load(),
-			Disabled:   c.passDisabled.Load(),
-			Quiet:      c.passQuiet.Load(),
-		},
-		ReplaysServed: c.replaysServed.Load(),
-		ReplaysRefused: RefusalStats{
-			TooLarge:     c.refusedTooLarge.Load(),
-			NoBudget:     c.refusedNoBudget.Load(),
-			StreamedPast: c.refusedStreamedPast.Load(),
-			Closed:       c.refusedClosed.Load(),
-			Yielded:      c.refusedYielded.Load(),
-		},
+		Requests:          c.requests.Load(),
+		Buffered:          c.buffered.Load(),
+		BufferedQuiet:     c.bufferedQuiet.Load(),
+		ReplaysServed:     c.replaysServed.Load(),
 		BudgetRefusals:    c.budgetRefusals.Load(),
 		RetryLaterWritten: c.retryLaterWritten.Load(),
 		BadGatewayWritten: c.badGatewayWritten.Load(),
 		AdaptiveTraces:    c.adaptiveTraces.Load(),
+	}
+	for r := PassThroughReason(1); r < passThroughEnd; r++ {
+		*passThroughs[r].field(&s.PassedThrough) = c.passed[r].Load()
+	}
+	for r, field := range refusals {
+		if field != nil {
+			*field(&s.ReplaysRefused) = c.refused[r].Load()
+		}
 	}
 	if t.traces != nil {
 		s.AdaptiveUpstreams = int64(t.traces.count())

@@ -125,16 +125,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.requests.Add(1)
 	switch {
 	case req.Body == nil || req.Body == http.NoBody:
-		c.passNoBody.Add(1)
+		c.passed[PassThroughNoBody].Add(1)
 		return t.inner.RoundTrip(req)
 	case req.GetBody != nil:
-		c.passGetBody.Add(1)
+		c.passed[PassThroughGetBodySet].Add(1)
 		return t.inner.RoundTrip(req)
 	case isUpgrade(req.Header):
-		c.passUpgrade.Add(1)
+		c.passed[PassThroughUpgrade].Add(1)
 		return t.inner.RoundTrip(req)
 	case !t.enabled:
-		c.passDisabled.Add(1)
+		c.passed[PassThroughDisabled].Add(1)
 		return t.inner.RoundTrip(req)
 	}
 	var up upstream // only adaptive mode needs it
@@ -143,7 +143,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		up = upstreamOf(req.URL)
 		if !t.traces.hot(up) {
 			if !t.keepsQuiet(req) {
-				c.passQuiet.Add(1)
+				c.passed[PassThroughQuiet].Add(1)
 				resp, err := t.inner.RoundTrip(req)
 				t.noteFailure(up, err)
 				return resp, err
@@ -231,33 +231,12 @@ func (t *Transport) trace(up upstream) {
 	}
 }
 
-func (t *Transport) countRefusal(err error) {
-	c := &t.counters
-	nre, ok := errors.AsType[*teebody.NotReplayableError](err)
-	if !ok {
-		c.refusedClosed.Add(1)
-		return
-	}
-	switch nre.Reason {
-	case teebody.ReasonTooLarge:
-		c.refusedTooLarge.Add(1)
-	case teebody.ReasonNoBudget:
-		c.refusedNoBudget.Add(1)
-	case teebody.ReasonStreamedPast:
-		c.refusedStreamedPast.Add(1)
-	case teebody.ReasonYielded:
-		c.refusedYielded.Add(1)
-	default:
-		c.refusedClosed.Add(1)
-	}
-}
-
 // end ends a buffered request: it records whether the budget cut its
 // buffering short, then closes the Tee, which never blocks. It is called
 // exactly once per Tee.
 func (t *Transport) end(tee *teebody.Tee) {
 	// errors.AsType, not errors.As: As's target escapes, one allocation per request.
-	if nre, ok := errors.AsType[*teebody.NotReplayableError](tee.ReplayErr()); ok && nre.Reason == teebody.ReasonNoBudget {
+	if nre, ok := errors.AsType[teebody.NotReplayableError](tee.ReplayErr()); ok && nre.Reason() == teebody.ReasonNoBudget {
 		t.counters.budgetRefusals.Add(1)
 	}
 	tee.Close() // Drain learns of the Tee's end through WithOnDone(t.untrack)
