@@ -2,12 +2,14 @@ module github.com/teebody/teebody/contrib/prometheus
 
 go 1.26.0
 
+// In this repository the library comes from the work tree. A user's build ignores a dependency's replace
+// directives and takes the version required below, a commit of main; make modcheck proves it resolves.
 replace github.com/teebody/teebody => ../..
 
 require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.73.1
-	github.com/teebody/teebody v0.0.0-00010101000000-000000000000
+	github.com/teebody/teebody v0.0.0-20261201232215-e051775a8d25
 	go.uber.org/goleak v1.3.0
 )
 
