@@ -13,7 +13,7 @@ endif
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME   ?= 30s
 
-.PHONY: all test test-norace test-go1.27 lint fuzz bench e2e demo goaway gosuite tidy api apicheck
+.PHONY: all test test-norace test-go1.27 lint fuzz bench e2e demo goaway gosuite tidy api apicheck modcheck modpin
 
 all: lint test
 
@@ -104,6 +104,16 @@ api:
 ## apicheck: fail if the exported API of a public module differs from its record in api/ (CI runs it).
 apicheck:
 	cd internal/tools && GOWORK=off $(GO) run ./cmd/apirecord -repo ../..
+
+## modcheck: serve the public modules at HEAD, and the versions of each other they require (from the git history;
+## a shallow clone that lacks them fails and says what to fetch), from a file-based module proxy; then, in scratch
+## modules outside the repository with GOWORK=off and no replace, go get, build and run each as a user would.
+modcheck:
+	cd internal/tools && GOWORK=off $(GO) run ./cmd/modcheck -repo ../..
+
+## modpin: require the public modules of each other at HEAD's version (run on a commit of main, then commit).
+modpin:
+	cd internal/tools && GOWORK=off $(GO) run ./cmd/modcheck -repo ../.. -pin
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/mod/modfile"
+
+	"github.com/teebody/teebody/internal/tools/repo"
+)
+
+// pin sets every requirement of a public module on another public module to
+// that module's version at head, and writes the go.mod files it changed.
+// Commit the result: the pins then name the commit before it, which is on
+// main once both have landed, so a user resolves them.
+func pin(root string, mods []repo.Module, head commit) error {
+	versions := map[string]string{}
+	for _, m := range mods {
+		v, err := versionAt(root, m, head)
+		if err != nil {
+			return err
+		}
+		versions[m.Path] = v
+	}
+	for _, m := range mods {
+		file := filepath.Join(root, filepath.FromSlash(m.Dir), "go.mod")
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		f, err := modfile.Parse(file, data, nil)
+		if err != nil {
+			return err
+		}
+		changed := false
+		for _, r := range f.Require {
+			if v, public := versions[r.Mod.Path]; public && r.Mod.Version != v {
+				if err := f.AddRequire(r.Mod.Path, v); err != nil {
+					return err
+				}
+				fmt.Printf("modcheck: %s now requires %s@%s\n", m.Path, r.Mod.Path, v)
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		out, err := f.Format()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(file, out, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
