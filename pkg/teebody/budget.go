@@ -103,13 +103,15 @@ func (b *Budget) takeFree(t *Tee, size int) int {
 
 // take charges n bytes to t, which must be replayable and whose mu the
 // caller holds, for bytes that have arrived, and reports whether it did:
-// from what is free, or else, if reclaim is true, from a body that yields
-// to t. On failure nothing is charged and nobody has yielded.
-func (b *Budget) take(t *Tee, n int64, reclaim bool) bool {
+// from what is free, or else, if cover >= n, from a body that yields to t
+// and frees what t takes beyond what is free plus cover - n more (what t
+// is known to need after these n bytes). On failure nothing is charged and
+// nobody has yielded.
+func (b *Budget) take(t *Tee, n, cover int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.used+n > b.total && reclaim {
-		b.reclaimLocked(t, n)
+	if b.used+n > b.total && cover >= n {
+		b.reclaimLocked(t, n, cover)
 	}
 	if b.used+n > b.total {
 		return false
@@ -159,12 +161,13 @@ func (b *Budget) retire(t *Tee) {
 
 // reclaimLocked makes one replayable body yield to t, whose mu the caller
 // holds, so that n more bytes fit: the body whose yield frees the most, if
-// that covers what n takes beyond what is free (one yield frees at least
-// what it costs the asker; no body loses its replay for a part of a chunk)
-// and it holds more than t will once served (so a yield never makes a
-// holder as big as the one that gave, and bodies of one size never take
-// budget from each other in turn). It looks at no more than maxReclaimTries
-// bodies, and never at one whose yield would free nothing.
+// that covers what cover (n, or more when t is known to need more) takes
+// beyond what is free (one yield frees at least what it costs the asker; no
+// body loses its replay for a part of what the asker needs), and it holds
+// more than t will then hold (so a yield never makes a holder as big as the
+// one that gave, and bodies of one size never take budget from each other
+// in turn). It looks at no more than maxReclaimTries bodies, and never at
+// one whose yield would free nothing.
 //
 // It runs with t's mu and b.mu held, and takes a yielding body's mu with
 // TryLock only: a body whose mu is held (it is reading, publishing, or
@@ -175,8 +178,8 @@ func (b *Budget) retire(t *Tee) {
 // change of what it would free left unreported (it offers each change
 // before it lets go of its mu), so its key is exact: its yield frees at
 // least that much.
-func (b *Budget) reclaimLocked(t *Tee, n int64) {
-	need := b.used + n - b.total
+func (b *Budget) reclaimLocked(t *Tee, n, cover int64) {
+	need := b.used + cover - b.total
 	var passed [maxReclaimTries]*Tee // back into the heap at the end
 	np := 0
 	for np < len(passed) && len(b.yieldable) > 0 {
@@ -185,7 +188,7 @@ func (b *Budget) reclaimLocked(t *Tee, n int64) {
 			break // the most one body frees is too little
 		}
 		heap.Pop(&b.yieldable)
-		if v == t || v.budgeted <= t.budgeted+n || !v.mu.TryLock() {
+		if v == t || v.budgeted <= t.budgeted+cover || !v.mu.TryLock() {
 			passed[np] = v
 			np++
 			continue
@@ -199,7 +202,8 @@ func (b *Budget) reclaimLocked(t *Tee, n int64) {
 		b.chargeLocked(v, -freed)
 		b.yields.Add(1)
 		b.freed.Add(freed)
-		b.takenFromYields += need
+		b.takenFromYields += b.used + n - b.total
+		t.madeYield = true
 		break
 	}
 	for _, v := range passed[:np] {

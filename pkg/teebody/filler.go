@@ -250,12 +250,25 @@ func (t *Tee) newChunkLocked() (c *chunk, refusal error) {
 // into uncharged (newChunkLocked found nothing free), for its capacity, and
 // returns nil; or, if the budget cannot hold it even after a yield, the
 // reason replays end (c then stays uncharged: the chunk of a body that only
-// streams). A body that announced more than it could ever keep makes nobody
-// yield: it would lose its replay anyway.
+// streams).
+//
+// A body makes at most one other yield, once in its life, and only if the
+// yield frees what it needs: with a size hint, the rest of the body, so
+// that it keeps its replay to the end (a yield that covers one chunk and
+// not the next would be a replay lost for nothing); without one, all it
+// will then hold, so that it can grow to twice that before it needs more
+// (as its chunks grow). A body that announced more than it could ever keep
+// makes nobody yield: it would lose its replay anyway.
 func (t *Tee) chargeArrivedLocked(c *chunk) error {
 	size := int64(cap(c.buf))
-	reclaim := t.sizeHint <= min(t.limit, t.budget.Total())
-	if !t.budget.take(t, size, reclaim) {
+	cover := t.charged + size
+	if t.sizeHint > 0 {
+		cover = max(size, t.sizeHint-t.end)
+	}
+	if t.madeYield || t.sizeHint > min(t.limit, t.budget.Total()) {
+		cover = 0 // nobody yields
+	}
+	if !t.budget.take(t, size, cover) {
 		return errNoBudget
 	}
 	c.charged = size

@@ -132,3 +132,44 @@ func checkYieldsPaid(t *testing.T, budget *Budget) {
 		t.Errorf("yields freed %d bytes, the bodies they yielded to took %d from them", freed, taken)
 	}
 }
+
+// A body makes at most one other yield in its life: once another body has
+// taken what a yield freed for it, it streams on rather than make a second
+// body yield, so a write costs at most one replay besides its own.
+func TestOneYieldPerBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		budget := NewBudget(2 << 20)
+		a, _, _ := uploaded(t, budget, 1<<20, 1<<20)
+		defer closeAndWait(t, a)
+		b, _, _ := uploaded(t, budget, 1<<20, 1<<20)
+		defer closeAndWait(t, b)
+
+		src := newScriptedSource()
+		asker := New(src, WithBudget(budget), WithSizeHint(512<<10))
+		defer closeAndWait(t, asker)
+		body := mustReader(t, asker)
+		src.feed(bodyPrefix(1))
+		readN(t, body, 0, 1)
+		synctest.Wait()
+		if got := budget.Yields(); got != 1 {
+			t.Fatalf("setup: %d yields for the asking body's first byte, want 1", got)
+		}
+		// Another body takes all that yield freed.
+		free := int(budget.Total() - budget.InUse())
+		other, _, _ := uploaded(t, budget, free, free)
+		defer closeAndWait(t, other)
+		if budget.InUse() != budget.Total() || budget.Yields() != 1 {
+			t.Fatalf("setup: budget in use %d of %d, %d yields", budget.InUse(), budget.Total(), budget.Yields())
+		}
+
+		more := bodyAt(1, 64<<10)
+		src.feed(more)
+		readN(t, body, 1, len(more))
+		synctest.Wait()
+		if got := budget.Yields(); got != 1 {
+			t.Errorf("%d yields, want 1: the asking body made a second body yield", got)
+		}
+		wantReason(t, asker.ReplayErr(), ReasonNoBudget)
+		checkYieldsPaid(t, budget)
+	})
+}

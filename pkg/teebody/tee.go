@@ -81,6 +81,10 @@ type Tee struct {
 	freeable       int64
 	freeableChunks int
 
+	// madeYield is set, by the budget while the filler holds mu, once
+	// another body has yielded to this one; it never makes another yield.
+	madeYield bool
+
 	// budgeted, yieldKey and slot belong to the budget, which guards them
 	// with its own mu: what the Tee holds of it, what the budget knows a
 	// yield of it would free, and the Tee's index among the bodies that can

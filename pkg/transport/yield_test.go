@@ -5,12 +5,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -116,3 +119,168 @@ func TestStalledUploadYieldsToSmallWrite(t *testing.T) {
 type statusError struct{ status string }
 
 func (e *statusError) Error() string { return "status " + e.status }
+
+// Two Transports share a 64 MiB budget: 96 uploads of 512 KiB stall at a
+// slow HTTP/2 upstream (its handler waits before it reads; its small
+// frames and windows let the transport take about 64 KiB of each), bodies
+// that cannot yield (their reader has finished no chunk) hold the rest,
+// then writes of 300 KiB go to a second, fast upstream. Each write makes at
+// most one upload yield, and only one that pays: a write of known length
+// keeps its replay after a yield (the yield covered all of it). No write
+// fails, and every upload arrives intact once the upstream reads.
+func TestYieldsBehindStalledUploadsPay(t *testing.T) {
+	const (
+		uploads    = 96
+		uploadSize = 512 << 10
+		holders    = 16 // of 1 MiB each: the rest of the budget
+		writes     = 24
+		writeSize  = 300 << 10
+	)
+	budget := teebody.NewBudget(64 << 20)
+	release := make(chan struct{})
+	var arrived atomic.Int64
+	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		<-release
+		h := sha256.New()
+		if _, err := io.Copy(h, r.Body); err != nil || hex.EncodeToString(h.Sum(nil)) != r.Header.Get(hdrSum) {
+			http.Error(w, "wrong bytes", http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}), proxytest.Options{HTTP2: &http.HTTP2Config{MaxReadFrameSize: 16 << 10, MaxReceiveBufferPerConnection: 1 << 20, MaxReceiveBufferPerStream: 64 << 10}})
+	fast := newUpstream(t, true, 0)
+	cfg := quietConfig()
+	cfg.Budget = budget
+	trSlow := transport.New(transportTo(t, slow), cfg)
+	trFast := transport.New(transportTo(t, fast.srv), cfg)
+
+	// The holders first, while the budget is free: each keeps 1 MiB that
+	// its reader has read one byte of.
+	var unhold []func()
+	for range holders {
+		unhold = append(unhold, holdUnread(t, budget, 1<<20))
+	}
+	if got := budget.InUse(); got != holders<<20 {
+		t.Fatalf("setup: holders hold %d, want %d", got, holders<<20)
+	}
+
+	bodies := uniformBodies(7, uploads, uploadSize, uploadSize)
+	results := make(chan error, uploads)
+	for i, b := range bodies {
+		// The client sends in 16 KiB pieces, so the HTTP/2 transport
+		// reads each upload as it arrives, until flow control stops it:
+		// what the uploads could give back differs from what they hold.
+		b.known = true
+		req := newPost(context.Background(), slow.URL, b, fmt.Sprint("upload-", i))
+		pr, pw := io.Pipe()
+		req.Body = pr
+		go func() {
+			for off := 0; off < len(b.data); off += 16 << 10 {
+				if _, err := pw.Write(b.data[off:min(off+16<<10, len(b.data))]); err != nil {
+					return
+				}
+			}
+			pw.Close()
+		}()
+		go func() {
+			resp, err := (&http.Client{Transport: trSlow}).Do(req)
+			if err == nil {
+				if resp.StatusCode != http.StatusOK {
+					err = &statusError{resp.Status}
+				}
+				resp.Body.Close()
+			}
+			results <- err
+		}()
+	}
+	// Every upload's bytes in (the filler reads them all, within its
+	// read-ahead) and every handler waiting.
+	waitUntil(t, "the uploads hold the budget", func() bool {
+		return arrived.Load() == uploads && budget.InUse() == budget.Total()
+	})
+	settle := budget.Yields()
+
+	client := &http.Client{Transport: trFast}
+	for i, b := range uniformBodies(8, writes, writeSize, writeSize) {
+		yields, freed := budget.Yields(), budget.YieldedBytes()
+		refusals := trFast.Stats().BudgetRefusals
+		resp, err := client.Do(newPost(context.Background(), fast.srv.URL, b, fmt.Sprint("write-", i)))
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("write %d: %s", i, resp.Status)
+		}
+		dy, df := budget.Yields()-yields, budget.YieldedBytes()-freed
+		kept := trFast.Stats().BudgetRefusals == refusals
+		t.Logf("write %d (known length %v): %d yields freeing %d bytes, replay kept %v", i, b.known, dy, df, kept)
+		if dy > 1 {
+			t.Errorf("write %d made %d uploads yield, want at most 1", i, dy)
+		}
+		if dy > 0 && df <= 0 {
+			t.Errorf("write %d made %d uploads yield and they freed %d bytes", i, dy, df)
+		}
+		if dy > 0 && b.known && !kept {
+			t.Errorf("write %d made %d uploads yield (%d bytes) and lost its replay anyway", i, dy, df)
+		}
+	}
+	t.Logf("%d yields while the uploads settled; stats %+v", settle, trFast.Stats())
+
+	close(release)
+	for range uploads {
+		if err := <-results; err != nil {
+			t.Errorf("upload: %v", err)
+		}
+	}
+	for _, f := range unhold {
+		f()
+	}
+	drain(t, trSlow)
+	drain(t, trFast)
+}
+
+// holdUnread makes a body on budget that holds size bytes, all arrived, of
+// which its reader has read one byte: a body that cannot yield. The
+// returned function ends it.
+func holdUnread(t *testing.T, budget *teebody.Budget, size int) func() {
+	t.Helper()
+	pr, pw := io.Pipe()
+	tee := teebody.New(pr, teebody.WithBudget(budget), teebody.WithSizeHint(int64(size)))
+	r, err := tee.NewReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, size)
+	written := make(chan error, 1)
+	go func() {
+		_, err := pw.Write(data)
+		written <- err
+	}()
+	if _, err := io.ReadFull(r, make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		tee.Close()
+		pw.Close()
+		<-tee.Done()
+	}
+}
+
+// waitUntil waits, without a deadline of its own (go test's -timeout is
+// the bound), until cond holds: for state that settles on goroutines of
+// net/http's that no test can join.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("gave up waiting until %s", what)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
