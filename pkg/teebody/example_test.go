@@ -82,3 +82,28 @@ func ExampleNewBudget() {
 	// replay refused: no_budget
 	// bytes held: 0
 }
+
+// Close ends the request, whatever followers are still open: their Reads
+// fail, no replay is handed out, and the memory goes back to the budget at
+// once; Done is closed once the source is closed and the filler gone.
+func ExampleTee_Close() {
+	budget := teebody.NewBudget(1 << 20)
+	tee := teebody.New(io.NopCloser(strings.NewReader("kind: ConfigMap")), teebody.WithBudget(budget))
+	first, _ := tee.NewReader()
+	b := make([]byte, 4)
+	n, _ := io.ReadFull(first, b)
+	fmt.Printf("read %q, held: %d bytes\n", b[:n], budget.InUse())
+
+	tee.Close() // first is left open, as a transport may abandon it
+	_, err := first.Read(b)
+	fmt.Println("read after Close:", err)
+	_, err = tee.NewReader()
+	fmt.Println("replay after Close:", err)
+	<-tee.Done()
+	fmt.Println("held after Done:", budget.InUse())
+	// Output:
+	// read "kind", held: 4096 bytes
+	// read after Close: teebody: read on closed body
+	// replay after Close: teebody: body is not replayable: the request is over
+	// held after Done: 0
+}

@@ -113,11 +113,18 @@ func ExampleWrap() {
 	// buffered: 1
 }
 
+// ConfigFromEnv starts from DefaultConfig and reads the four
+// TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_* variables; a malformed one is an
+// error that names it.
 func ExampleConfigFromEnv() {
 	os.Setenv(transport.EnvTotalBytes, "1GiB")
 	os.Setenv(transport.EnvPerRequestBytes, "2Gi") // capped at the total
+	os.Setenv(transport.EnvAdaptive, "true")
+	os.Setenv(transport.EnvAdaptiveFloorBytes, "0") // turns the floor off, not buffering
 	cfg, err := transport.ConfigFromEnv()
-	fmt.Println(cfg.TotalBytes, cfg.PerRequestBytes, err)
+	fmt.Println(cfg.TotalBytes, cfg.PerRequestBytes, cfg.Adaptive, cfg.AdaptiveFloorBytes, err)
+	os.Unsetenv(transport.EnvAdaptive)
+	os.Unsetenv(transport.EnvAdaptiveFloorBytes)
 
 	os.Setenv(transport.EnvPerRequestBytes, "12XB")
 	_, err = transport.ConfigFromEnv()
@@ -126,7 +133,7 @@ func ExampleConfigFromEnv() {
 	os.Unsetenv(transport.EnvTotalBytes)
 	os.Unsetenv(transport.EnvPerRequestBytes)
 	// Output:
-	// 1073741824 1073741824 <nil>
+	// 1073741824 1073741824 true 0 <nil>
 	// TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_PER_REQ: transport: invalid size "12XB": unknown unit "XB"
 }
 
