@@ -73,6 +73,10 @@ var constants = []struct{ doc, text, why string }{
 	{design, "600 connections that sent 1 KiB each", "the announcers scenario of BenchmarkNoisy (bench/noisy_test.go)"},
 	{design, "(64 KiB by default", "transport.DefaultAdaptiveFloorBytes"},
 	{design, "the 1 KiB path", "the body size TestAllocsOneKiB pins"},
+	{design, "(the largest class that fits, down to 4 KiB)", "the chunk classes"},
+	{design, "a chunk of at most 64 KiB that nothing is charged for", "the largest chunk class a streaming body takes"},
+	{design, "bodies that each hold 8 KiB", "BenchmarkReclaim's holders (pkg/teebody/reclaim_bench_test.go)"},
+	{design, "at 200, 2,000 and 20,000 such holders", "BenchmarkReclaim's sizes"},
 }
 
 // figure matches what reads as a measurement: a share (2.4%), a ratio
