@@ -1,7 +1,13 @@
-// Package doccheck keeps the figures that README.md and docs/design.md quote in
-// step with the documents that record them (docs/E2E.md, docs/demo.md,
-// docs/BENCHMARKS.md). It has no code, only its test: every measured figure in
-// those two files is either listed with the text of its record, which must
-// still contain it, or listed as a constant of the code or of someone else's
-// software, which no run can change.
+// Package doccheck holds two tests of the documentation, and no code.
+//
+// Numbers in one place: every measured figure that README.md or
+// docs/design.md quotes is listed with the text of its record in
+// docs/E2E.md or docs/demo.md, which must still hold it, or listed as a
+// constant of the code or of other software, which no run changes; figures
+// of docs/BENCHMARKS.md, rewritten by every make bench, are linked, never
+// quoted.
+//
+// Contracts in godoc: no exported doc comment of a public package (what
+// pkg.go.dev and go doc -all show) sends the reader to a file of the
+// repository; the contract is stated in the identifier it governs.
 package doccheck
