@@ -2,6 +2,7 @@ package doccheck
 
 import (
 	"go/ast"
+	"go/build"
 	"go/doc"
 	"go/parser"
 	"go/token"
@@ -40,44 +41,43 @@ func TestGodocNamesNoRepositoryFile(t *testing.T) {
 // functions, keyed by what they document.
 func exportedDocs(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	bp, err := build.ImportDir(dir, 0) // the files this build sees, by their build constraints
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
-	for _, p := range pkgs {
-		var files []*ast.File
-		for _, f := range p.Files {
-			files = append(files, f)
-		}
-		d, err := doc.NewFromFiles(fset, files, "example.com/"+dir)
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out["package "+d.Name] = d.Doc
-		values := func(vs []*doc.Value) {
-			for _, v := range vs {
-				out[strings.Join(v.Names, ", ")] = v.Doc + declComments(v.Decl)
-			}
+		files = append(files, f)
+	}
+	d, err := doc.NewFromFiles(fset, files, "example.com/"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{"package " + d.Name: d.Doc}
+	values := func(vs []*doc.Value) {
+		for _, v := range vs {
+			out[strings.Join(v.Names, ", ")] = v.Doc + declComments(v.Decl)
 		}
-		funcs := func(prefix string, fs []*doc.Func) {
-			for _, f := range fs {
-				out[prefix+f.Name] = f.Doc
-			}
+	}
+	funcs := func(prefix string, fs []*doc.Func) {
+		for _, f := range fs {
+			out[prefix+f.Name] = f.Doc
 		}
-		values(d.Consts)
-		values(d.Vars)
-		funcs("", d.Funcs)
-		for _, ty := range d.Types {
-			out[ty.Name] = ty.Doc + declComments(ty.Decl)
-			values(ty.Consts)
-			values(ty.Vars)
-			funcs("", ty.Funcs)
-			funcs(ty.Name+".", ty.Methods)
-		}
+	}
+	values(d.Consts)
+	values(d.Vars)
+	funcs("", d.Funcs)
+	for _, ty := range d.Types {
+		out[ty.Name] = ty.Doc + declComments(ty.Decl)
+		values(ty.Consts)
+		values(ty.Vars)
+		funcs("", ty.Funcs)
+		funcs(ty.Name+".", ty.Methods)
 	}
 	return out
 }
