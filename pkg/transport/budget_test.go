@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,19 +11,28 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
 // TestBudgetSpent runs concurrent large bodies through a proxy whose budget
-// is tiny, to an upstream that sends GOAWAYs often. Nothing blocks on the
-// budget; a request refused by a GOAWAY that could not be kept reaches the
-// client only as 429 + Retry-After with a Kubernetes Status body; and a
-// client that sends such a write again ends with every write applied
-// exactly once.
+// is tiny, to an upstream whose first connection refuses its streams with a
+// GOAWAY. Nothing blocks on the budget; a request refused by a GOAWAY that
+// could not be kept reaches the client only as 429 + Retry-After with a
+// Kubernetes Status body; and a client that sends such a write again ends
+// with every write applied exactly once.
+//
+// Two rounds of 48 writes: in the first, another holder of the budget (a
+// Tee sharing it, sealed, so it cannot yield) holds all of it, so the first
+// write, which the first connection refuses, cannot have been kept and gets
+// the 429, every run (and so does any other write a refusing connection
+// meets); in the second, with the budget free, the writes compete for it
+// among themselves (some kept, some yielding, some refused).
 func TestBudgetSpent(t *testing.T) {
-	u := newUpstream(t, true, 3)
+	u := refusingUpstream(t)
 	cfg := quietConfig()
 	cfg.TotalBytes, cfg.PerRequestBytes = 256<<10, 128<<10
+	cfg.Budget = teebody.NewBudget(cfg.TotalBytes)
 	tr := transport.New(transportTo(t, u.srv), cfg)
 	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 	client := f.client(t)
@@ -72,19 +82,37 @@ func TestBudgetSpent(t *testing.T) {
 		mu.Unlock()
 	}
 
-	// Rounds of 48 concurrent writes, until the budget has made at least one
-	// GOAWAY-refused request unreplayable (at most 10 rounds).
 	var ids []string
-	for round := 0; round < 10 && retryLater.Load() == 0; round++ {
+	// round sends 48 writes, the first alone if alone is set, so that the
+	// proxy dials one connection for it, the upstream's first, which refuses
+	// it. (Sent together, the first writes would make the proxy dial several
+	// connections at once and use whichever is ready first.)
+	round := func(round int, alone bool) {
 		bodies := uniformBodies(uint64(400+round), 48, 64<<10, 128<<10)
 		var wg sync.WaitGroup
 		for i, b := range bodies {
 			id := fmt.Sprintf("round%d-write%d", round, i)
 			ids = append(ids, id)
+			if i == 0 && alone {
+				write(id, b)
+				continue
+			}
 			wg.Go(func() { write(id, b) })
 		}
 		wg.Wait()
 	}
+
+	release := spendBudget(t, cfg.Budget)
+	round(0, true)
+	t.Logf("round 0: requests sent %d, 429s seen %d, GOAWAYs %d; stats %+v", sent.Load(), retryLater.Load(), u.srv.Goaways(), tr.Stats())
+	if got := cfg.Budget.InUse(); got != cfg.TotalBytes {
+		t.Errorf("the other holder kept %d bytes of the budget through round 0, want all %d", got, cfg.TotalBytes)
+	}
+	if retryLater.Load() == 0 {
+		t.Error("no 429 in round 0, where the first connection refused a write that could not be kept")
+	}
+	release()
+	round(1, false)
 	drain(t, tr)
 	st := tr.Stats()
 	t.Logf("writes %d, requests sent %d, 429s seen %d, failures %d, GOAWAYs %d; stats %+v",
@@ -117,4 +145,37 @@ func TestBudgetSpent(t *testing.T) {
 	if len(applied) != len(ids) {
 		t.Errorf("%d writes applied, %d sent", len(applied), len(ids))
 	}
+}
+
+// spendBudget makes another holder of b, a Tee that holds all of it and
+// cannot yield any of it: it has kept a body of b.Total() bytes, read to the
+// end by one follower, and is sealed with a newer follower that has read
+// nothing, so every byte stays kept and it is out of the bodies that yield.
+// release closes it, which gives the budget back; the end of the test does
+// it too if the test did not.
+func spendBudget(t *testing.T, b *teebody.Budget) (release func()) {
+	t.Helper()
+	tee := teebody.New(io.NopCloser(bytes.NewReader(make([]byte, b.Total()))), teebody.WithBudget(b), teebody.WithLimit(b.Total()))
+	release = sync.OnceFunc(func() {
+		if err := tee.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		<-tee.Done()
+	})
+	t.Cleanup(release)
+	first, err := tee.NewReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := io.Copy(io.Discard, first); n != b.Total() || err != nil {
+		t.Fatalf("the budget's other holder read %d bytes, %v; want %d", n, err, b.Total())
+	}
+	if _, err := tee.NewReader(); err != nil {
+		t.Fatal(err)
+	}
+	tee.Seal()
+	if got := b.InUse(); got != b.Total() {
+		t.Fatalf("the budget's other holder keeps %d bytes, want all %d", got, b.Total())
+	}
+	return release
 }

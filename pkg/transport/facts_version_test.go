@@ -13,12 +13,12 @@ import (
 // 1.27 moved HTTP/2 into net/http, and golang.org/x/net/http2 wraps it there
 // unless built with -tags http2legacy.
 
-// getBodyResults sends a batch of POSTs through rt to an upstream that
-// sends a GOAWAY on every factGoawayEvery-th response, each request with a
-// GetBody of its own, and returns every GetBody result handed out.
+// getBodyResults sends a batch of POSTs through rt to a refusingUpstream,
+// each request with a GetBody of its own, and returns every GetBody result
+// handed out.
 func getBodyResults(t *testing.T, rt func(*upstream) http.RoundTripper) []*trackedBody {
 	t.Helper()
-	u := newUpstream(t, true, factGoawayEvery)
+	u := refusingUpstream(t)
 	var (
 		mu  sync.Mutex
 		all []*trackedBody // guarded by mu
@@ -32,7 +32,7 @@ func getBodyResults(t *testing.T, rt func(*upstream) http.RoundTripper) []*track
 			return tb, nil
 		}
 	}
-	errs := factRun(t, rt(u), u, getBody, func([]error) bool { return true })
+	errs := factRun(t, rt(u), u, getBody)
 	if len(errs) != 0 {
 		t.Errorf("%d requests failed with GetBody set; the first: %v", len(errs), errs[0])
 	}
