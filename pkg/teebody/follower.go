@@ -9,6 +9,7 @@ type follower struct {
 	t      *Tee
 	off    int64 // next offset to read; guarded by t.mu
 	closed bool  // Close was called; guarded by t.mu
+	done   bool  // a Read returned an error, or Close was called; guarded by t.mu
 }
 
 var _ io.ReadCloser = (*follower)(nil)
@@ -24,7 +25,21 @@ var _ io.ReadCloser = (*follower)(nil)
 func (f *follower) Read(p []byte) (int, error) {
 	t := f.t
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	n, err := f.readLocked(p)
+	var after func() // Tee.AfterStreamed's function, run without the lock
+	if err != nil {
+		after = f.doneLocked()
+	}
+	t.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	return n, err
+}
+
+// readLocked is Read with t.mu held (Wait drops it while it waits).
+func (f *follower) readLocked(p []byte) (int, error) {
+	t := f.t
 	for {
 		switch {
 		case f.closed || t.over:
@@ -65,13 +80,19 @@ func (f *follower) Read(p []byte) (int, error) {
 
 // Close makes the follower's pending and later Reads fail with ErrClosed. It
 // never blocks and always returns nil; the Tee and the other followers go on.
+// The Close of the newest follower runs the function Tee.AfterStreamed kept,
+// before it returns; so does the first Read of it that returns an error.
 func (f *follower) Close() error {
 	t := f.t
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if !f.closed {
 		f.closed = true
 		t.data.Broadcast()
+	}
+	after := f.doneLocked() // Tee.AfterStreamed's function, run without the lock
+	t.mu.Unlock()
+	if after != nil {
+		after()
 	}
 	return nil
 }

@@ -68,6 +68,8 @@ type Tee struct {
 	newest    *follower // the follower handed out last, or nil
 	handedOut int       // followers handed out so far
 
+	afterStreamed func() // kept by AfterStreamed until the newest follower is done or Close, or nil
+
 	// ended mirrors over (set with it, under mu) for the filler's last check
 	// right before a source Read, made without the lock so that the window in
 	// which Close can come unseen is an atomic load wide, not an Unlock.
@@ -214,6 +216,7 @@ func (t *Tee) Close() error {
 	t.over = true
 	t.ended.Store(true)
 	t.newest = nil
+	t.afterStreamed = nil
 	t.dropAllLocked()
 	t.data.Broadcast()
 	t.room.Broadcast()

@@ -12,10 +12,14 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// An empty response ends its request at once, over HTTP/2 as over HTTP/1,
-// even though HTTP/2 gives it a body of its own rather than http.NoBody:
-// a caller that never closes the body of a 204 holds no buffer. Without
-// that, Drain would wait for a Close that never comes.
+// An empty response ends its request without the caller closing it, over
+// HTTP/2 as over HTTP/1, even though HTTP/2 gives it a body of its own
+// rather than http.NoBody: a caller that never closes the body of a 204
+// holds no buffer once the inner transport is done with the request body
+// (here the upstream ignores it, and its transport stops sending: HTTP/2
+// resets the stream when the handler returns). Without that, Drain would
+// wait for a Close that never comes. TestEarlyEmptyResponseUploadGoesOn
+// has the upload that goes on after the response.
 func TestEmptyResponseEndsRequest(t *testing.T) {
 	for _, http1 := range []bool{false, true} {
 		for _, status := range []int{http.StatusNoContent, http.StatusOK} {

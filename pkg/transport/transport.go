@@ -102,17 +102,35 @@ func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 // its replay; nothing waits for budget. Once a response arrives, nothing more
 // is kept.
 //
-// A buffered request is over when RoundTrip returns an error or the response
-// body is closed; after that req.Body is not read again and its buffer is
-// back in the budget (teebody.Tee.Close states the whole contract). For a
-// buffered request RoundTrip never returns a response together with an
-// error. The caller must close the response body; a proxy must close it
-// before its handler returns, since a server's request body must not be read
-// after that (httputil.ReverseProxy does).
+// A buffered request is over when RoundTrip returns an error, or, after a
+// response with a body, when the response body is closed; after that
+// req.Body is not read again and its buffer is back in the budget
+// (teebody.Tee.Close states the whole contract). For a buffered request
+// RoundTrip never returns a response together with an error. The caller must
+// close the response body; a proxy must close it before its handler returns,
+// since a server's request body must not be read after that
+// (httputil.ReverseProxy does).
 //
-// An empty response (a nil Body, http.NoBody, or a ContentLength of 0: HEAD,
-// 204, 304) ends the request at once, before RoundTrip returns it, since
-// callers often never close it; any rest of the request body is not sent.
+// A response does not end the upload: an HTTP/2 upstream may answer before
+// it has read the body, and Go's HTTP/2 transport goes on sending it after
+// a 1xx or 2xx (golang.org/issue/13444). Once any response has come, nothing
+// of the body is kept for a replay any more, but it streams on as through
+// the inner transport alone. An empty response (a nil Body, http.NoBody, a
+// ContentLength of 0, or one that never has a body: to HEAD, 204, 304) is
+// returned as the inner transport gave it, and its request is over as soon
+// as the inner transport is done with the request body: it has read it to
+// its end or to an error, or closed it (as the http.RoundTripper contract
+// requires it to, even after RoundTrip returned), or req's context is done,
+// whichever comes first. That is before RoundTrip returns when the body was
+// sent whole before the response, as it usually is; otherwise the upload
+// goes on, and ends, exactly as it would without this Transport: closing
+// the empty response's body ends the request only if the inner transport
+// then stops sending (Go's HTTP/2 transport does, for an open stream). So a
+// caller that never closes an empty response holds nothing once the upload
+// is over. An inner RoundTripper that neither reads the body to its end nor
+// closes it keeps the request open until req's context is done; meanwhile
+// it holds no more than it did when the response came (within the
+// per-request limit and the budget), and Drain waits for it.
 //
 // When the upstream refuses the request and a replay is impossible, GetBody
 // returns an error matching teebody.ErrNotReplayable, which the inner
@@ -179,13 +197,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// one has read can go (docs/design.md, life cycle: Sealed).
 	tee.Seal()
 	resp.Request = req
-	if resp.Body == nil || resp.Body == http.NoBody || resp.ContentLength == 0 {
-		// An empty response (HEAD, 204, 304, a Content-Length of 0, or a
-		// broken RoundTripper's nil) is complete now, and callers often
-		// never close it (HTTP/1 gives it http.NoBody, HTTP/2 a body of its
-		// own): end the request at once rather than hold the buffer until a
-		// Close that may not come. Any rest of the request body is not sent.
-		t.end(tee)
+	if isEmpty(req, resp) {
+		// Callers often never close an empty response, and closing it
+		// proves nothing about the upload, which an HTTP/2 stream may still
+		// be sending (golang.org/issue/13444): the request ends when the
+		// inner transport is done with the body.
+		t.endAfterUpload(tee, req.Context())
 		return resp, nil
 	}
 	resp.Body = newResponseBody(resp.Body, func() { t.end(tee) })

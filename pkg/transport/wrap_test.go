@@ -97,8 +97,9 @@ func TestNeverResponseAndError(t *testing.T) {
 	drain(t, tr)
 }
 
-// TestEmptyResponseEndsAtOnce: a response with http.NoBody is complete, so
-// the request ends without waiting for a Close that callers often skip.
+// TestEmptyResponseEndsAtOnce: a response with http.NoBody to a request
+// whose body was sent whole before it came ends the request at once,
+// without waiting for a Close that callers often skip.
 func TestEmptyResponseEndsAtOnce(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

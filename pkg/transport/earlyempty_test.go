@@ -1,0 +1,246 @@
+package transport_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// earlyEmpty is an upstream that answers before it reads the body, as a
+// full-duplex server does: it sends its status with an empty body
+// (Content-Length: 0) and flushes it, its stream still open, then reads the
+// body and applies it only if it arrived whole (hdrSum, hdrLen).
+type earlyEmpty struct {
+	status  int
+	gate    chan struct{} // if non-nil, the handler waits for it after flushing, before reading
+	applied atomic.Int64  // bodies that arrived whole
+	cut     atomic.Int64  // bodies that ended in an error or arrived wrong
+	handled chan struct{} // one value per request, once its handler is done with the body
+}
+
+func newEarlyEmpty(status int) *earlyEmpty {
+	return &earlyEmpty{status: status, handled: make(chan struct{}, 16)}
+}
+
+func (u *earlyEmpty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() { u.handled <- struct{}{} }()
+	rc := http.NewResponseController(w)
+	if r.ProtoMajor == 1 {
+		// Without it, net/http's HTTP/1 server discards or refuses an
+		// unread body once the response starts.
+		if err := rc.EnableFullDuplex(); err != nil {
+			panic(err)
+		}
+	}
+	if u.status != http.StatusNotModified && u.status != http.StatusNoContent {
+		w.Header().Set("Content-Length", "0")
+	}
+	w.WriteHeader(u.status)
+	if err := rc.Flush(); err != nil {
+		panic(err)
+	}
+	if u.gate != nil {
+		<-u.gate
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, r.Body)
+	if err != nil || hex.EncodeToString(h.Sum(nil)) != r.Header.Get(hdrSum) || strconv.FormatInt(n, 10) != r.Header.Get(hdrLen) {
+		u.cut.Add(1)
+		return
+	}
+	u.applied.Add(1)
+}
+
+// streamedRequest returns a POST of data to target with an unknown length,
+// its body a plain reader, as a client streaming an upload sends it: no
+// GetBody, so only teebody can replay it.
+func streamedRequest(t testing.TB, target string, data []byte) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, target, struct{ io.Reader }{bytes.NewReader(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	req.Header.Set(hdrSum, hex.EncodeToString(sum[:]))
+	req.Header.Set(hdrLen, strconv.Itoa(len(data)))
+	return req
+}
+
+// What a caller does with an early empty response.
+const (
+	neverCloses = "never-closes" // as a careless caller: the body stays open to the end of the test
+	readsToEOF  = "reads-to-eof" // as httputil.ReverseProxy: reads the body to its end, then closes it
+	closesFirst = "closes-first" // closes the body before the upstream reads a byte
+)
+
+// An upload answered early with an empty 2xx goes on after RoundTrip
+// returned, as through the plain transport (Go's HTTP/2 transport keeps
+// sending after a 1xx or 2xx, golang.org/issue/13444): the upstream gets
+// the whole body and applies it once, the budget is back at 0 once the
+// upload ended, and a caller that never closes the empty response leaks
+// nothing (goleak in TestMain). A caller that closes an open HTTP/2
+// response aborts its stream, and with it the upload, through the plain
+// transport as through ours. A 304 (> 299) makes the transport stop
+// sending: there too ours does what the plain one does.
+func TestEarlyEmptyResponseUploadGoesOn(t *testing.T) {
+	data := uniformBodies(7, 1, 2<<20, 2<<20)[0].data
+	for _, status := range []int{http.StatusOK, http.StatusNoContent, http.StatusNotModified} {
+		for _, caller := range []string{neverCloses, readsToEOF, closesFirst} {
+			if caller == readsToEOF && status > 299 {
+				// The transport stops sending without ending the stream
+				// and the upstream waits for the rest of the body: the
+				// response never ends, through the plain transport too.
+				continue
+			}
+			for _, ours := range []bool{false, true} {
+				name := strconv.Itoa(status) + "/" + caller + "/plain"
+				if ours {
+					name = strconv.Itoa(status) + "/" + caller + "/teebody"
+				}
+				t.Run(name, func(t *testing.T) {
+					up := newEarlyEmpty(status)
+					if caller == closesFirst {
+						up.gate = make(chan struct{})
+					}
+					srv := serve(t, up, proxytest.Options{})
+					var rt http.RoundTripper = transportTo(t, srv)
+					var tr *transport.Transport
+					if ours {
+						tr = transport.New(rt, quietConfig())
+						rt = tr
+					}
+					resp, err := (&http.Client{Transport: rt}).Do(streamedRequest(t, srv.URL, data))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if resp.StatusCode != status || resp.ContentLength > 0 {
+						t.Fatalf("status %d, length %d; want %d, empty", resp.StatusCode, resp.ContentLength, status)
+					}
+					switch caller {
+					case neverCloses:
+						t.Cleanup(func() { resp.Body.Close() })
+					case readsToEOF:
+						if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+							t.Errorf("reading the empty response: %v", err)
+						}
+						resp.Body.Close()
+					case closesFirst:
+						resp.Body.Close()
+						close(up.gate)
+					}
+					want := int64(1)
+					if caller == closesFirst || status > 299 {
+						want = 0
+					}
+					if caller == neverCloses && status > 299 {
+						// The transport stopped sending without ending the
+						// stream, so the upstream waits for the rest of the
+						// body until the caller closes the response; the
+						// request ends without that (the transport closed the
+						// body), so Drain returns first.
+						if tr != nil {
+							drain(t, tr)
+						}
+						resp.Body.Close()
+					}
+					<-up.handled
+					if got := up.applied.Load(); got != want {
+						t.Errorf("upstream applied the upload %d times (%d cut); want %d, as through the plain transport", got, up.cut.Load(), want)
+					}
+					if tr != nil {
+						drain(t, tr)
+						if st := tr.Stats(); st.Buffered != 1 {
+							t.Errorf("buffered %d; want 1", st.Buffered)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// Through httputil.ReverseProxy, which reads an empty response to its end
+// and closes it before its handler returns: the upload answered early goes
+// on to the upstream and is applied once.
+func TestEarlyEmptyResponseThroughReverseProxy(t *testing.T) {
+	data := uniformBodies(8, 1, 2<<20, 2<<20)[0].data
+	up := newEarlyEmpty(http.StatusOK)
+	upSrv := serve(t, up, proxytest.Options{})
+	target, err := url.Parse(upSrv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := transport.New(transportTo(t, upSrv), quietConfig())
+	rp := &httputil.ReverseProxy{
+		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport: tr,
+		ErrorLog:  proxytest.QuietLog(),
+	}
+	front := serve(t, rp, proxytest.Options{})
+	resp, err := (&http.Client{Transport: transportTo(t, front)}).Do(streamedRequest(t, front.URL, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d; want 200", resp.StatusCode)
+	}
+	<-up.handled
+	if got := up.applied.Load(); got != 1 {
+		t.Errorf("upstream applied the upload %d times (%d cut); want 1", got, up.cut.Load())
+	}
+	drain(t, tr)
+}
+
+// Over HTTP/1 (a full-duplex upstream on in-memory connections, on the
+// synctest clock): an early empty 200 while the client still writes the
+// upload, which net/http's transport goes on writing: the upstream applies
+// it once through ours as through the plain transport, and the budget is
+// back at 0 without the caller closing the response.
+func TestEarlyEmptyResponseHTTP1(t *testing.T) {
+	data := uniformBodies(9, 1, 2<<20, 2<<20)[0].data
+	for _, ours := range []bool{false, true} {
+		name := "plain"
+		if ours {
+			name = "teebody"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				up := newEarlyEmpty(http.StatusOK)
+				url, inner := memServe(t, up)
+				var rt http.RoundTripper = inner
+				var tr *transport.Transport
+				if ours {
+					tr = transport.New(inner, quietConfig())
+					rt = tr
+				}
+				resp, err := rt.RoundTrip(streamedRequest(t, url, data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.StatusCode != http.StatusOK || resp.Body != http.NoBody {
+					t.Fatalf("status %d, body %T; want 200, http.NoBody", resp.StatusCode, resp.Body)
+				}
+				<-up.handled
+				if got := up.applied.Load(); got != 1 {
+					t.Errorf("upstream applied the upload %d times (%d cut); want 1", got, up.cut.Load())
+				}
+				if tr != nil {
+					drain(t, tr)
+				}
+			})
+		})
+	}
+}
