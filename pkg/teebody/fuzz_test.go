@@ -71,6 +71,14 @@ func FuzzTee(f *testing.F) {
 		{6, 4, 3, 0, 70, 70, 0, 70, 70, 0, 70, 70, 0, 70, 70, 4, 0, 94, 94, 4, 0, 94, 94, 8, 70, 70, 8, 70, 70, 8, 70, 70, 4, 0, 94, 94, 3, 0, 70, 70, 4, 0, 94, 94},
 		// The rival grows first and yields to the Tee, which keeps its replay.
 		{6, 4, 8, 70, 70, 8, 70, 70, 8, 70, 70, 8, 70, 70, 3, 0, 70, 70, 0, 70, 70, 4, 0, 94, 94, 4, 0, 94, 94, 0, 70, 70, 4, 0, 94, 94, 3, 4, 1, 94, 94},
+		// The rival reads ahead what its follower has not read: it holds
+		// budget but has nothing to give, so the Tee, once it has bytes for a
+		// chunk with nothing free, streams; then the rival's follower
+		// catches up and the next chunk the Tee fills takes the rival's.
+		{6, 4, 8, 1, 1, 9, 0, 70, 70, 9, 0, 70, 70, 9, 0, 70, 70, 9, 0, 70, 70, 3, 0, 70, 70, 4, 0, 94, 94, 0, 70, 70, 4, 0, 94, 94, 9, 1, 0, 70, 70, 4, 0, 94, 94, 0, 70, 70, 4, 0, 94, 94, 3},
+		// The rival's follower reads part of what it read ahead, finishing
+		// some chunks, while the Tee grows and takes a replay.
+		{6, 4, 8, 70, 70, 8, 70, 70, 9, 0, 70, 70, 9, 2, 40, 3, 0, 70, 70, 4, 0, 94, 94, 0, 70, 70, 4, 0, 94, 94, 9, 2, 200, 0, 70, 70, 4, 0, 94, 94, 9, 1, 3, 4, 1, 255, 255},
 	} {
 		f.Add(seed)
 	}
@@ -186,7 +194,7 @@ func runFuzzScript(t *testing.T, script []byte) {
 	}
 
 	for steps := 0; len(script) > 0 && steps < 200; steps++ {
-		switch op := next() % 9; op {
+		switch op := next() % 10; op {
 		case 0: // feed the source
 			if ended != nil {
 				break
@@ -282,10 +290,27 @@ func runFuzzScript(t *testing.T, script []byte) {
 			if rival != nil {
 				rival.grow(t, next()*next()%5001)
 			}
+		case 9: // the rival's client sends without its follower reading, or it reads
+			if rival == nil {
+				break
+			}
+			switch next() % 3 {
+			case 0:
+				rival.send(next() * next() % 5001)
+			case 1:
+				rival.read(t, rival.unread)
+			case 2:
+				rival.read(t, next()*64%(rival.unread+1))
+			}
 		}
 		synctest.Wait()
 		collect()
 		checkBounds(t, tee, limit, budget)
+		if budget != nil {
+			checkYieldKey(t, tee, budget)
+			checkYieldKey(t, rival.tee, budget)
+			checkYieldsPaid(t, budget)
+		}
 		// The filler closes the source once it returned io.EOF; nothing
 		// else closes it before the request is over.
 		switch _, _, closes := src.stats(); {
@@ -362,12 +387,15 @@ func checkBounds(t *testing.T, tee *Tee, limit int64, budget *Budget) {
 
 // rivalBody is a second body on the fuzzed Tee's budget: a Tee fed and read
 // piece by piece by one follower, which must stream its exact bytes whether
-// it keeps its budget, yields it, or takes it from the fuzzed Tee.
+// it keeps its budget, yields it, or takes it from the fuzzed Tee. Its
+// client may send ahead of what its follower reads (unread), so that it
+// holds budget that it has not read and so could not give.
 type rivalBody struct {
-	tee *Tee
-	src *scriptedSource
-	r   io.ReadCloser
-	fed int
+	tee    *Tee
+	src    *scriptedSource
+	r      io.ReadCloser
+	fed    int
+	unread int // bytes fed that the follower has not read
 }
 
 func newRival(budget *Budget) *rivalBody {
@@ -377,16 +405,30 @@ func newRival(budget *Budget) *rivalBody {
 	return &rivalBody{tee: tee, src: src, r: r}
 }
 
-// grow feeds the rival n bytes and reads them through its follower.
+// grow feeds the rival n bytes and reads them, and any it had not read,
+// through its follower.
 func (rb *rivalBody) grow(t *testing.T, n int) {
 	t.Helper()
-	piece := bodyAt(rb.fed, n)
-	rb.src.feed(piece)
-	got := make([]byte, n)
-	if _, err := io.ReadFull(rb.r, got); err != nil || !bytes.Equal(got, piece) {
-		t.Errorf("rival: %d bytes at %d differ or fail: %v", n, rb.fed, err)
-	}
+	rb.send(n)
+	rb.read(t, rb.unread)
+}
+
+// send feeds the rival n bytes that its follower does not read yet.
+func (rb *rivalBody) send(n int) {
+	rb.src.feed(bodyAt(rb.fed, n))
 	rb.fed += n
+	rb.unread += n
+}
+
+// read reads the next n of the bytes fed through the rival's follower.
+func (rb *rivalBody) read(t *testing.T, n int) {
+	t.Helper()
+	off := rb.fed - rb.unread
+	got := make([]byte, n)
+	if _, err := io.ReadFull(rb.r, got); err != nil || !bytes.Equal(got, bodyAt(off, n)) {
+		t.Errorf("rival: %d bytes at %d differ or fail: %v", n, off, err)
+	}
+	rb.unread -= n
 }
 
 // held returns what the rival holds of the budget, or 0 for no rival.
@@ -405,4 +447,37 @@ func (rb *rivalBody) close(t *testing.T) {
 		t.Errorf("rival Close: %v", err)
 	}
 	<-rb.tee.Done()
+}
+
+// checkYieldKey checks what the budget knows of tee: while tee is
+// replayable, it is among the bodies that can yield exactly when a yield
+// would free something (the charge of the full chunks its newest follower
+// has read), and its key is that amount; otherwise it is not among them.
+func checkYieldKey(t *testing.T, tee *Tee, budget *Budget) {
+	t.Helper()
+	tee.mu.Lock()
+	defer tee.mu.Unlock()
+	budget.mu.Lock()
+	defer budget.mu.Unlock()
+	replayable := tee.replayErr == nil && !tee.over
+	var want int64
+	if replayable && tee.newest != nil {
+		for _, c := range tee.log {
+			if len(c.buf) < cap(c.buf) || c.at+int64(len(c.buf)) > tee.newest.off {
+				break
+			}
+			want += c.charged
+		}
+	}
+	inHeap := tee.slot >= 0 && tee.slot < len(budget.yieldable) && budget.yieldable[tee.slot] == tee
+	switch {
+	case tee.slot >= 0 && !inHeap:
+		t.Errorf("slot %d does not hold the Tee", tee.slot)
+	case replayable && tee.freeable != want:
+		t.Errorf("freeable %d, but a yield would free %d", tee.freeable, want)
+	case inHeap != (want > 0):
+		t.Errorf("among the bodies that can yield: %v; a yield would free %d (replayable %v)", inHeap, want, replayable)
+	case inHeap && tee.yieldKey != want:
+		t.Errorf("yield key %d, but a yield would free %d", tee.yieldKey, want)
+	}
 }
