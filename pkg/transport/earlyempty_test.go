@@ -2,8 +2,10 @@ package transport_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -11,6 +13,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"testing/synctest"
 
 	"github.com/teebody/teebody/internal/proxytest"
@@ -243,4 +246,90 @@ func TestEarlyEmptyResponseHTTP1(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A source that fails mid-upload after an early empty 200: the transport
+// stops sending, the upstream does not apply the body, through ours as
+// through the plain transport, and the request ends (budget back) without
+// the caller closing the response.
+func TestEarlyEmptyResponseSourceFails(t *testing.T) {
+	data := uniformBodies(10, 1, 2<<20, 2<<20)[0].data
+	gone := errors.New("client went away")
+	for _, ours := range []bool{false, true} {
+		name := "plain"
+		if ours {
+			name = "teebody"
+		}
+		t.Run(name, func(t *testing.T) {
+			up := newEarlyEmpty(http.StatusOK)
+			srv := serve(t, up, proxytest.Options{})
+			var rt http.RoundTripper = transportTo(t, srv)
+			var tr *transport.Transport
+			if ours {
+				tr = transport.New(rt, quietConfig())
+				rt = tr
+			}
+			req := streamedRequest(t, srv.URL, data)
+			req.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data[:1<<20]), iotest.ErrReader(gone)))
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { resp.Body.Close() })
+			<-up.handled
+			if got, cut := up.applied.Load(), up.cut.Load(); got != 0 || cut != 1 {
+				t.Errorf("upstream applied %d, cut %d; want 0, 1", got, cut)
+			}
+			if tr != nil {
+				drain(t, tr)
+			}
+		})
+	}
+}
+
+// abandonedBody is a request body that records its Close.
+type abandonedBody struct {
+	io.Reader
+	closed atomic.Bool
+}
+
+func (b *abandonedBody) Close() error { b.closed.Store(true); return nil }
+
+// An inner RoundTripper that answers with an empty response and neither
+// reads nor closes the body (which the http.RoundTripper contract forbids)
+// holds the request open until its context is done: then the request ends,
+// the source is closed and Drain returns.
+func TestEmptyResponseAbandonedBodyEndsWithContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Header: http.Header{}, Request: req}, nil
+		})
+		tr := transport.New(inner, quietConfig())
+		ctx, cancel := context.WithCancel(t.Context())
+		src := &abandonedBody{Reader: bytes.NewReader(make([]byte, 64<<10))}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://upstream.test/", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		synctest.Wait()
+		if src.closed.Load() {
+			t.Fatal("the source was closed while the inner transport still held its body")
+		}
+		early, stop := context.WithCancel(t.Context())
+		stop()
+		if err := tr.Drain(early); err == nil {
+			t.Fatal("Drain returned while the inner transport still held the body")
+		}
+		cancel()
+		synctest.Wait()
+		if !src.closed.Load() {
+			t.Error("the source is still open after the request's context ended")
+		}
+		drain(t, tr)
+	})
 }
