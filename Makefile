@@ -111,7 +111,8 @@ apicheck:
 modcheck:
 	cd internal/tools && GOWORK=off $(GO) run ./cmd/modcheck -repo ../..
 
-## modpin: require the public modules of each other at HEAD's version (run on a commit of main, then commit).
+## modpin: in every go.mod of the repository, require the public modules at HEAD's version (run on a commit of
+## main, then commit), so that each requires a version that exists and none falls below what a contrib module needs.
 modpin:
 	cd internal/tools && GOWORK=off $(GO) run ./cmd/modcheck -repo ../.. -pin
 

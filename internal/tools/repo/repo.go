@@ -11,8 +11,10 @@ package repo
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"golang.org/x/mod/modfile"
 )
@@ -72,19 +74,48 @@ func Public(root string) ([]Module, error) {
 	}
 	var mods []Module
 	for _, dir := range dirs {
-		gomod := filepath.Join(root, filepath.FromSlash(dir), "go.mod")
-		data, err := os.ReadFile(gomod)
+		m, err := load(root, dir)
 		if err != nil {
 			return nil, err
 		}
-		f, err := modfile.ParseLax(gomod, data, nil)
-		if err != nil {
-			return nil, err
-		}
-		if f.Module == nil {
-			return nil, fmt.Errorf("%s: no module line", gomod)
-		}
-		mods = append(mods, Module{Path: f.Module.Mod.Path, Dir: dir, File: f})
+		mods = append(mods, m)
 	}
 	return mods, nil
+}
+
+// All returns every module of the repository whose go.mod git tracks, the
+// public ones and the others (the demo, the end-to-end suite, the tools), by
+// directory.
+func All(root string) ([]Module, error) {
+	cmd := exec.Command("git", "-C", root, "ls-files", "--", "go.mod", "*/go.mod")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files: %w", err)
+	}
+	var mods []Module
+	for _, gomod := range strings.Fields(string(out)) {
+		dir := strings.TrimSuffix(strings.TrimSuffix(gomod, "go.mod"), "/")
+		m, err := load(root, dir)
+		if err != nil {
+			return nil, err
+		}
+		mods = append(mods, m)
+	}
+	return mods, nil
+}
+
+func load(root, dir string) (Module, error) {
+	gomod := filepath.Join(root, filepath.FromSlash(dir), "go.mod")
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return Module{}, err
+	}
+	f, err := modfile.ParseLax(gomod, data, nil)
+	if err != nil {
+		return Module{}, err
+	}
+	if f.Module == nil {
+		return Module{}, fmt.Errorf("%s: no module line", gomod)
+	}
+	return Module{Path: f.Module.Mod.Path, Dir: dir, File: f}, nil
 }

@@ -17,6 +17,11 @@
 //   - go gets every public module at HEAD together, and builds and runs a
 //     program that uses the library and each contrib module.
 //
+// First, every module of the repository (the demo's and the others too) must
+// agree with its go.mod as it is: a module that requires a contrib module
+// must also require at least the library version that one requires, or its
+// build stops with "updates to go.mod needed".
+//
 // A module is used by the program written for it (programs/*.go.txt, named
 // after its API record); a module without one is imported for its side
 // effects, so that it is at least built and initialised.
@@ -24,10 +29,11 @@
 // Usage:
 //
 //	modcheck -repo DIR [-keep]   # check
-//	modcheck -repo DIR -pin      # require every public module at HEAD's version, in every public go.mod
+//	modcheck -repo DIR -pin      # require every public module at HEAD's version, in every go.mod
 //
-// With -pin it checks nothing: it rewrites the requirements between public
-// modules to the pseudo-version (or tag) of HEAD, which must be a commit of
+// With -pin it checks nothing: it rewrites every requirement on a public
+// module, in every module of the repository, to the pseudo-version (or tag)
+// of HEAD, which must be a commit of
 // main by the time the result lands (make modpin, after rebasing on main).
 package main
 
@@ -68,8 +74,15 @@ func run(root string, keep, pinHead bool) error {
 	if err != nil || !ok {
 		return fmt.Errorf("no commit to test: %v", err)
 	}
+	all, err := repo.All(root)
+	if err != nil {
+		return err
+	}
 	if pinHead {
-		return pin(root, mods, head)
+		return pin(root, mods, all, head)
+	}
+	if err := consistent(root, all); err != nil {
+		return err
 	}
 	if out, err := git(root, "status", "--porcelain", "--untracked-files=no"); err == nil && out != "" {
 		fmt.Fprintln(os.Stderr, "modcheck: the work tree has uncommitted changes; they are not checked (HEAD is)")

@@ -10,11 +10,13 @@ import (
 	"github.com/teebody/teebody/internal/tools/repo"
 )
 
-// pin sets every requirement of a public module on another public module to
-// that module's version at head, and writes the go.mod files it changed.
+// pin sets every requirement on a public module, in every module of the
+// repository (all), to that module's version at head, and writes the go.mod
+// files it changed: the demo's too, whose requirement of the library must
+// not fall below what the contrib modules it requires need.
 // Commit the result: the pins then name the commit before it, which is on
 // main once both have landed, so a user resolves them.
-func pin(root string, mods []repo.Module, head commit) error {
+func pin(root string, mods, all []repo.Module, head commit) error {
 	versions := map[string]string{}
 	for _, m := range mods {
 		v, err := versionAt(root, m, head)
@@ -23,7 +25,7 @@ func pin(root string, mods []repo.Module, head commit) error {
 		}
 		versions[m.Path] = v
 	}
-	for _, m := range mods {
+	for _, m := range all {
 		file := filepath.Join(root, filepath.FromSlash(m.Dir), "go.mod")
 		data, err := os.ReadFile(file)
 		if err != nil {
