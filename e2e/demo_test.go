@@ -205,6 +205,28 @@ var (
 // the samples by name (labels included), e.g. "teebody_replays_served_total".
 func (p *demoProxy) metrics(t *testing.T) map[string]float64 {
 	t.Helper()
+	client, server, closeClient := p.client(t)
+	defer closeClient()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, server+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET proxy /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		t.Fatalf("GET proxy /metrics: %s: %s", resp.Status, body)
+	}
+	return parseMetrics(t, resp.Body)
+}
+
+// client returns an HTTP/2 client of the proxy (its token, trusting only its CA), the proxy's URL without a
+// trailing slash, and a function that closes the client's idle connections.
+func (p *demoProxy) client(t *testing.T) (*http.Client, string, func()) {
+	t.Helper()
 	b, err := os.ReadFile(p.kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -222,22 +244,8 @@ func (p *demoProxy) metrics(t *testing.T) map[string]float64 {
 		t.Fatalf("%s: no certificate in certificate-authority-data", p.kubeconfig)
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true}
-	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: bearer{string(token[1]), tr}, Timeout: 30 * time.Second}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, strings.TrimRight(string(server[1]), "/")+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("GET proxy /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		t.Fatalf("GET proxy /metrics: %s: %s", resp.Status, body)
-	}
-	return parseMetrics(t, resp.Body)
+	return client, strings.TrimRight(string(server[1]), "/"), tr.CloseIdleConnections
 }
 
 // parseMetrics reads Prometheus text exposition: one sample a line, "name{labels} value [timestamp]".

@@ -170,6 +170,28 @@ func TestE2E(t *testing.T) {
 		wantMetric(t, m, "teebody_replays_served_total", func(v float64) bool { return v > 0 }, "> 0")
 		wantMetric(t, m, "teebody_adaptive_upstreams", func(v float64) bool { return v == 1 }, "1")
 	})
+	t.Run("teleport-chain", func(t *testing.T) {
+		// Teleport's agent's upstream chain (demo proxy -chain teleport, docs/teleport.md): x/net's
+		// http2.ConfigureTransport, SetTransportDefaults, then client-go's wrappers with an impersonation
+		// config and an instrumentation wrapper on top; the teebody transport innermost, or not at all.
+		// Without it the experiment must fail, or it proves nothing; with it nothing may fail, and the
+		// replays must be what saved the GOAWAY'd writes.
+		plain := startProxy(t, demoBin(t), dir, "teleport-no-fix", c.kubeconfig, "-chain", "teleport", "-no-fix")
+		wantImpersonated(t, plain)
+		r := run(t, fmt.Sprintf("teleport-chain-no-fix-qps%d", cfg.qps), plain.kubeconfig, cfg.qps, true)
+		plain.shutdown(t)
+		wantGoawayFailures(t, r)
+
+		p := startProxy(t, demoBin(t), dir, "teleport", c.kubeconfig, "-chain", "teleport")
+		wantImpersonated(t, p)
+		r = run(t, fmt.Sprintf("teleport-chain-fixed-qps%d", cfg.qps), p.kubeconfig, cfg.qps, true)
+		m := p.metrics(t)
+		p.shutdown(t)
+		wantNoFailures(t, r)
+		logMetrics(t, m)
+		wantMetric(t, m, "teebody_replays_served_total", func(v float64) bool { return v > 0 }, "> 0")
+		wantMetric(t, m, "teebody_retry_later_written_total", func(v float64) bool { return v == 0 }, "0")
+	})
 	if cfg.recordQPS > 0 {
 		t.Run("record", func(t *testing.T) {
 			// The original experiment's rate: GOAWAY failures are rare and noisy here (0 to 14 per 1,000 in the runs recorded in docs/E2E.md), so

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"slices"
 	"time"
 
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
@@ -11,7 +12,7 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-const proxySynopsis = "demo proxy -kubeconfig UPSTREAM [-context C] [-listen 127.0.0.1:0] -write-kubeconfig F [-no-fix] " +
+const proxySynopsis = "demo proxy -kubeconfig UPSTREAM [-context C] [-listen 127.0.0.1:0] -write-kubeconfig F [-no-fix] [-chain client-go|teleport] " +
 	"[-total-bytes SIZE] [-per-request-bytes SIZE] [-adaptive] [-retry-after 1s] [-tls-cert F -tls-key F]"
 
 // transportFlags are the sizes and mode of the teebody transport: flags over
@@ -65,6 +66,9 @@ func runProxy(ctx context.Context, args []string, c *cli) int {
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (port 0: any free port)")
 	out := fs.String("write-kubeconfig", "", "write the kubeconfig for the proxy's clients here, once it listens (required)")
 	noFix := fs.Bool("no-fix", false, "forward without package transport, for comparison")
+	chain := fs.String("chain", string(proxy.ChainClientGo), "the upstream transport: client-go (client-go's, the teebody transport on top) or teleport "+
+		"(Teleport's agent's: x/net's http2.ConfigureTransport, SetTransportDefaults, the teebody transport innermost, client-go's wrappers "+
+		"impersonating user "+proxy.ImpersonateUser+" in group "+proxy.ImpersonateGroup+", an instrumentation wrapper)")
 	certFile := fs.String("tls-cert", "", "serving certificate (PEM); default: a generated self-signed one")
 	keyFile := fs.String("tls-key", "", "serving key (PEM), with -tls-cert")
 	var tf transportFlags
@@ -93,19 +97,23 @@ func runProxy(ctx context.Context, args []string, c *cli) int {
 		}
 	}
 	log := c.logger()
-	opts := proxy.Options{Upstream: up.Config, NoFix: *noFix, Transport: cfg, Logger: log}
+	if !slices.Contains(proxy.Chains, proxy.Chain(*chain)) {
+		return fail(c, "proxy", usageErr("-chain must be one of %v, not %q", proxy.Chains, *chain))
+	}
+	opts := proxy.Options{Upstream: up.Config, NoFix: *noFix, Transport: cfg, Chain: proxy.Chain(*chain), Logger: log}
 	p, err := proxy.Start(opts, *listen, cert)
 	if err != nil {
 		return fail(c, "proxy", usageError{err})
 	}
 	err = serveUntilStopped(ctx, c, log, "proxy", p, *out, func() {
 		if opts.NoFix {
-			log.Info("proxy listening, without the fix", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", *out)
+			log.Info("proxy listening, without the fix", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", *out,
+				"chain", opts.Chain)
 			return
 		}
 		log.Info("proxy listening", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", *out,
 			"total_bytes", cfg.TotalBytes, "per_request_bytes", cfg.PerRequestBytes, "adaptive", cfg.Adaptive,
-			"retry_after", cfg.RetryAfter)
+			"retry_after", cfg.RetryAfter, "chain", opts.Chain)
 	})
 	if st, ok := p.Stats(); ok {
 		log.Info("proxy stopped", "requests", st.Requests, "buffered", st.Buffered, "quiet", st.PassedThrough.Quiet,

@@ -36,6 +36,10 @@ type Options struct {
 	NoFix bool
 	// Transport configures the teebody transport; ignored with NoFix.
 	Transport transport.Config
+	// Chain is how the upstream transport is built (empty: ChainClientGo).
+	// With ChainTeleport the teebody transport goes innermost, right above
+	// the *http.Transport, as it would in Teleport's agent.
+	Chain Chain
 	// Token is the bearer token clients must send; others get 401.
 	Token  string
 	Logger *slog.Logger
@@ -45,7 +49,7 @@ type Options struct {
 type Proxy struct {
 	handler http.Handler
 	tr      *transport.Transport // nil with NoFix
-	inner   http.RoundTripper    // the upstream's own transport; owns the connections
+	inner   http.RoundTripper    // the transport that owns the upstream connections
 }
 
 // New builds a Proxy. It opens no connection until the first request.
@@ -62,12 +66,34 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
-	inner, err := rest.TransportFor(cfg)
+	p := &Proxy{}
+	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	tcfg := opts.Transport
+	tcfg.ErrorLog = errorLog
+	var upstream http.RoundTripper // what the ReverseProxy sends with
+	switch opts.Chain {
+	case "", ChainClientGo:
+		p.inner, err = rest.TransportFor(cfg)
+		upstream = p.inner
+		if err == nil && !opts.NoFix {
+			p.tr = transport.New(p.inner, tcfg)
+			upstream = p.tr
+		}
+	case ChainTeleport:
+		var wrap func(http.RoundTripper) http.RoundTripper
+		if !opts.NoFix {
+			wrap = func(rt http.RoundTripper) http.RoundTripper {
+				p.tr = transport.New(rt, tcfg)
+				return p.tr
+			}
+		}
+		upstream, p.inner, err = teleportChain(cfg, wrap)
+	default:
+		err = fmt.Errorf("unknown chain %q (want one of %v)", opts.Chain, Chains)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
-	p := &Proxy{inner: inner}
-	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -77,14 +103,10 @@ func New(opts Options) (*Proxy, error) {
 		},
 		ErrorLog: errorLog,
 	}
-	if opts.NoFix {
-		rp.Transport = inner
+	rp.Transport = upstream
+	if p.tr == nil {
 		rp.ErrorHandler = badGateway(logger)
 	} else {
-		tcfg := opts.Transport
-		tcfg.ErrorLog = errorLog
-		p.tr = transport.New(inner, tcfg)
-		rp.Transport = p.tr
 		rp.ErrorHandler = p.tr.ErrorHandler
 	}
 

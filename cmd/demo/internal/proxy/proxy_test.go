@@ -102,3 +102,31 @@ func TestMetricsParse(t *testing.T) {
 	}
 	assert.Contains(t, families, "teebody_proxy_requests_total")
 }
+
+// TestTeleportChainForwards: with Chain teleport the proxy forwards writes through Teleport's chain with the
+// teebody transport in it, and gives everything back once they are over.
+func TestTeleportChainForwards(t *testing.T) {
+	up := testutil.StartUpstream(t, fakeapi.Options{})
+	p, err := proxy.Start(proxy.Options{Upstream: testutil.Target(t, up.Spec()).Config, Transport: transport.DefaultConfig(),
+		Chain: proxy.ChainTeleport}, "", serve.Pair{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, p.Shutdown(context.Background())) })
+	cs := testutil.Clientset(t, testutil.Target(t, p.Spec()).Config)
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "teleport"}, Data: map[string]string{"k": "v"}}
+	_, err = cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
+	require.NoError(t, err)
+	got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "teleport", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, cm.Data, got.Data)
+	st, ok := p.Stats()
+	require.True(t, ok, "no Stats with the fix")
+	assert.Equal(t, int64(1), st.Buffered, "the create")
+	assert.Zero(t, st.BytesHeld)
+}
+
+func TestUnknownChain(t *testing.T) {
+	up := testutil.StartUpstream(t, fakeapi.Options{})
+	_, err := proxy.New(proxy.Options{Upstream: testutil.Target(t, up.Spec()).Config, Token: "t", Chain: "nope"})
+	assert.ErrorIs(t, err, proxy.ErrUpstream)
+}
