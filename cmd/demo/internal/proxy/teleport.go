@@ -60,6 +60,7 @@ func teleportChain(cfg *rest.Config, wrap func(http.RoundTripper) http.RoundTrip
 		MaxIdleConnsPerHost: 1000,
 		IdleConnTimeout:     90 * time.Second,
 	}
+	//lint:ignore SA1019 deprecated, but what Teleport's agent calls: the chain reproduces it
 	if err := http2.ConfigureTransport(base); err != nil {
 		return nil, nil, fmt.Errorf("http2.ConfigureTransport: %w", err)
 	}
