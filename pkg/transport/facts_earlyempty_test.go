@@ -181,12 +181,12 @@ func TestFactEarlyEmptyH2CloseEndsUpload(t *testing.T) {
 }
 
 // Go's HTTP/1 transport, answered early with an empty response while it
-// still writes the request body, returns the response (http.NoBody) and
-// goes on writing: a body that is there is written whole and then closed.
-// One it cannot finish within 50 ms (net/http's
-// maxWriteWaitBeforeConnReuse) loses its connection, which the transport
-// closes, so the next write fails and the transport closes the body: on
-// the synctest clock here.
+// still writes the request body, goes on writing, and returns the response
+// (http.NoBody) once the body is written or 50 ms have passed (net/http's
+// maxWriteWaitBeforeConnReuse): a body that is there is written whole and
+// then closed; one it cannot finish by then loses its connection, which the
+// transport closes, so the next write fails and the transport closes the
+// body. On the synctest clock here.
 func TestFactEarlyEmptyH1(t *testing.T) {
 	for _, stall := range []bool{false, true} {
 		name := "whole"
