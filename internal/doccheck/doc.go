@@ -1,4 +1,4 @@
-// Package doccheck holds two tests of the documentation, and no code.
+// Package doccheck holds tests of the documentation, and no code.
 //
 // Numbers in one place: every measured figure that README.md or
 // docs/design.md quotes is listed with the text of its record in
@@ -10,4 +10,8 @@
 // Contracts in godoc: no exported doc comment of a public package (what
 // pkg.go.dev and go doc -all show) sends the reader to a file of the
 // repository; the contract is stated in the identifier it governs.
+//
+// The README's first screen keeps what an adopter needs first, and every
+// link of the README and docs/ to a file of the repository, or to one of its
+// headings, resolves.
 package doccheck

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -75,21 +76,13 @@ func anchors(md string) map[string]bool {
 		}
 		a := b.String()
 		if n := seen[a]; n > 0 {
-			out[a+"-"+itoa(n)] = true
+			out[a+"-"+strconv.Itoa(n)] = true
 		} else {
 			out[a] = true
 		}
 		seen[a]++
 	}
 	return out
-}
-
-func itoa(n int) string {
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 func TestAnchors(t *testing.T) {
