@@ -27,7 +27,8 @@
 //     through a plain proxy.
 //  2. Sealed (Seal): a response arrived, so no replay can happen any more.
 //     No new follower is handed out; the newest one streams on, and the bytes
-//     behind it are dropped as it reads them.
+//     behind it are dropped as it reads them. AfterStreamed tells the owner
+//     when the newest follower is done with the body.
 //  3. Over (Close): the request is over. The source is never read again,
 //     every follower's Read fails, and the memory and budget go back at
 //     once, whatever followers are left open or abandoned. Tee.Close states

@@ -278,14 +278,15 @@ func (t *Transport) untrack() {
 }
 
 // Drain waits until every request body t has buffered is released: each
-// such request is over (RoundTrip returned an error, or the response body
-// was closed) and its Tee reported Done (source closed, filler exited,
+// such request is over (as RoundTrip says: it returned an error, the
+// response body was closed, or, for an empty response, the inner transport
+// is done with the request body) and its Tee reported Done (source closed, filler exited,
 // budget given back). Requests that start while Drain waits are waited for
 // too. It returns nil once that holds, or ctx's error when ctx ends first.
 //
 // Use it after shutting down whatever sends requests, e.g. after
 // http.Server.Shutdown, to know that all memory went back. A response body
-// that is never closed keeps Drain waiting until ctx ends.
+// with content that is never closed keeps Drain waiting until ctx ends.
 func (t *Transport) Drain(ctx context.Context) error {
 	for {
 		t.mu.Lock()
