@@ -363,3 +363,43 @@ func TestEmptyResponseAbandonedBodyEndsWithContext(t *testing.T) {
 		drain(t, tr)
 	})
 }
+
+// A HEAD with a body, answered early: Go's HTTP/2 server ends the stream
+// with the headers and resets it, so the upload is cut through the plain
+// transport and through ours alike, and the request ends without the
+// caller closing the response.
+func TestEarlyEmptyResponseToHead(t *testing.T) {
+	data := uniformBodies(11, 1, 2<<20, 2<<20)[0].data
+	for _, ours := range []bool{false, true} {
+		name := "plain"
+		if ours {
+			name = "teebody"
+		}
+		t.Run(name, func(t *testing.T) {
+			up := newEarlyEmpty(http.StatusOK)
+			srv := serve(t, up, proxytest.Options{})
+			var rt http.RoundTripper = transportTo(t, srv)
+			var tr *transport.Transport
+			if ours {
+				tr = transport.New(rt, quietConfig())
+				rt = tr
+			}
+			release := make(chan struct{})
+			req := gatedRequest(t, srv.URL, data, release)
+			req.Method = http.MethodHead
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			t.Cleanup(func() { resp.Body.Close() })
+			<-up.handled
+			if got := up.applied.Load(); got != 0 {
+				t.Errorf("upstream applied the HEAD's body %d times; want 0, as through the plain transport", got)
+			}
+			if tr != nil {
+				drain(t, tr)
+			}
+		})
+	}
+}
