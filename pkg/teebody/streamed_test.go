@@ -93,14 +93,14 @@ func TestAfterStreamedNothingToWaitFor(t *testing.T) {
 	closeAndWait(t, read)
 
 	closed := New(&closeRecorder{Reader: bytes.NewReader([]byte("x"))})
-	r := mustReader(t, closed)
+	mustReader(t, closed)
 	closeAndWait(t, closed)
 	if closed.AfterStreamed(never) {
 		t.Error("kept after Close")
 	}
 
 	first := New(&closeRecorder{Reader: bytes.NewReader([]byte("unread"))})
-	r = mustReader(t, first)
+	r := mustReader(t, first)
 	first.Seal()
 	if !first.AfterStreamed(never) {
 		t.Fatal("not kept with the newest follower unread")
