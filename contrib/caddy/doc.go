@@ -1,0 +1,59 @@
+// Package teebodycaddy is a Caddy transport module,
+// http.reverse_proxy.transport.teebody, that makes the request bodies Caddy's
+// reverse_proxy forwards replayable, so that a POST which an HTTP/2 upstream
+// refuses with a graceful GOAWAY (nginx after keepalive_requests, Envoy on
+// drain, a Go server's Shutdown, a Kubernetes API server's --goaway-chance)
+// is sent again instead of becoming a 502.
+//
+// Caddy's own transport sets no Request.GetBody, so Go's HTTP/2 transport
+// cannot resend a refused request whose body it began to write, and
+// reverse_proxy retries only GETs and dial errors by default; its answer,
+// request_buffers, reads the whole body before proxying anything. This
+// module is Caddy's HTTP transport (reverseproxy.HTTPTransport, embedded, so
+// every option of `transport http`, TLS to the upstream and h2c work as
+// there) wrapped in the teebody library's transport.Transport, which keeps
+// what has been read of a body, in bounded memory, while a replay is still
+// possible, and streams it meanwhile.
+//
+// # Use
+//
+// Build Caddy with the module (xcaddy build --with
+// github.com/teebody/teebody/contrib/caddy, or a main package that imports
+// it beside Caddy's cmd and standard modules), then replace `transport http`
+// with `transport teebody` in a reverse_proxy:
+//
+//	reverse_proxy https://backend:8443 {
+//		transport teebody {
+//			total        500MiB # the budget of this transport: all its bodies together
+//			per_request  50MiB  # one body; a longer one streams on without a replay
+//			adaptive            # buffer only for upstreams that sent GOAWAY lately ...
+//			adaptive_floor 64KiB # ... and small bodies always
+//			retry_after  1s     # the Retry-After of a 429
+//			on_refused   respond # or: error (see Transport.OnRefused)
+//			name         api    # the metrics' transport label
+//			tls_trust_pool file /etc/ssl/backend-ca.pem # any `transport http` subdirective
+//		}
+//	}
+//
+// Every setting is optional; the fields of Transport say what each does and
+// what holds when it is absent. Sizes take units (transport.ParseSize). A
+// malformed value fails `caddy adapt` (Caddyfile) or the config load (JSON)
+// with an error that names the setting.
+//
+// # What clients see
+//
+// A request whose upstream refused it and whose body could not be sent again
+// (it outgrew per_request, the budget was spent, or it passed through in
+// adaptive mode: transport.ShouldRetryLater tells) was not processed by the
+// upstream: it is answered 429 Too Many Requests with Retry-After, never 502,
+// and the client may send it again. Every other error of the upstream is
+// Caddy's to answer, as with `transport http` (502, 504, lb_retries, ...).
+//
+// # Metrics
+//
+// The transport's transport.Stats are exported on Caddy's metrics endpoints
+// (the admin API's /metrics, the metrics handler) through the collector of
+// github.com/teebody/teebody/contrib/prometheus, as teebody_* metrics with a
+// label transport="NAME" (Transport.Name), which tells the transports of
+// several reverse_proxy blocks apart.
+package teebodycaddy
