@@ -24,10 +24,12 @@ import (
 // arrived. Only then, if the budget is still spent, may one other body yield
 // to it: the replayable body whose yield frees the most (what its newest
 // follower has read: what it has read ahead and not yet streamed stays
-// charged), and only if that alone covers what the asking body takes and
-// it holds more than the asking body will once served. The body that
-// yields drops what its newest follower has read, streams on, and its
-// replays fail with ReasonYielded. When no body can so yield, the asking
+// charged), and only if that alone covers what the asking body is known to
+// need (the rest of a body of known length, else all it will hold once
+// served) and it holds more than the asking body will then hold. A body
+// makes at most one other yield in its life. The body that yields drops
+// what its newest follower has read, streams on, and its replays fail with
+// ReasonYielded. When no body can so yield, the asking
 // body streams on instead, and its replays fail with ReasonNoBudget. Either
 // way only a replay is lost, never a request; nobody waits; and a replay is
 // never lost for budget that nobody gets. (A blocking acquire would be wrong

@@ -168,8 +168,8 @@ func stalled(t *testing.T, budget *Budget, n int) (*Tee, *scriptedSource, io.Rea
 	return tee, src, r
 }
 
-// When the budget is spent, the body holding the most yields to a smaller
-// one: it drops what its follower has read, loses its replay
+// When the budget is spent, the body whose yield frees the most yields to a
+// smaller one: it drops what its follower has read, loses its replay
 // (ReasonYielded), and streams on, byte-exact; the smaller body keeps its
 // replay; the budget never goes over its total.
 func TestBiggestYields(t *testing.T) {
