@@ -203,6 +203,7 @@ func TestBiggestYields(t *testing.T) {
 		if got := budget.Peak(); got > budget.Total() {
 			t.Errorf("budget peak %d over its total %d", got, budget.Total())
 		}
+		checkYieldsPaid(t, budget)
 
 		// The body that yielded streams on to its follower, exactly.
 		more := bodyAt(700<<10, 200<<10)
@@ -251,6 +252,18 @@ func TestYieldsUnderConcurrency(t *testing.T) {
 	const bodies = 64
 	budget := NewBudget(128 << 10)
 	rng := rand.New(rand.NewPCG(16, 8))
+	// A body that holds the whole budget, its upstream having read 112 KiB
+	// of it, so that at least one of the others takes what it frees: a yield
+	// happens on every run, whatever the interleaving.
+	bigSrc, bigW := io.Pipe()
+	big := New(bigSrc, WithBudget(budget))
+	go bigW.Write(randomBytes(112<<10, 99))
+	if _, err := io.ReadFull(mustReader(t, big), make([]byte, 112<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if budget.InUse() != budget.Total() {
+		t.Fatalf("setup: budget in use %d of %d", budget.InUse(), budget.Total())
+	}
 	var (
 		wg, started sync.WaitGroup
 		allStarted  = make(chan struct{})
@@ -312,12 +325,17 @@ func TestYieldsUnderConcurrency(t *testing.T) {
 	started.Wait()
 	close(allStarted)
 	wg.Wait()
+	wantReason(t, big.ReplayErr(), ReasonYielded)
+	big.Close()
+	bigW.Close()
+	<-big.Done()
 	if got := budget.InUse(); got != 0 {
 		t.Errorf("budget in use at the end = %d, want 0", got)
 	}
 	if budget.Yields() == 0 {
 		t.Error("no body yielded: the test did not exercise yields")
 	}
+	checkYieldsPaid(t, budget)
 	t.Logf("%d yields, peak %d of %d", budget.Yields(), budget.Peak(), budget.Total())
 }
 
