@@ -30,8 +30,8 @@ const (
 	ReasonStreamedPast
 	// ReasonClosed: the Tee was closed; the request is over.
 	ReasonClosed
-	// ReasonYielded: the shared Budget took back what the body held, for a
-	// body that will then hold less (see Budget).
+	// ReasonYielded: the shared Budget took back what the body's newest
+	// follower had read, for a body that will then hold less (see Budget).
 	ReasonYielded
 
 	// reasonEnd is one past the last reason: a new reason goes above it, and
