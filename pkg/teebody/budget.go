@@ -9,10 +9,8 @@ import (
 // Budget is a byte budget shared by many bodies: what all the Tees that use it
 // keep for replays together never exceeds its total. Beyond it, each Tee may
 // hold one chunk that is not charged (at most 64 KiB): the chunk of a body
-// that only streams, the chunk a replayable body reads into while nothing
-// is free, charged only once bytes have arrived into it, or the chunk a
-// body's source Read goes into while the body is under 64 KiB, whose bytes
-// are then copied into the log's chunks, charged as they arrive. A closed Tee gives
+// that only streams, or the chunk a replayable body reads into while nothing
+// is free, charged only once bytes have arrived into it. A closed Tee gives
 // back everything it holds at once but the chunk its filler is reading into,
 // which stays charged until that Read returns (Tee.Close), so the bound
 // holds after the end of a request too.

@@ -55,17 +55,6 @@ func classFilledBy(n int64) int {
 	return 0
 }
 
-// classHolding returns the smallest class that holds n bytes, or the
-// largest class when none does.
-func classHolding(n int64) int {
-	for i, s := range chunkSizes {
-		if int64(s) >= n {
-			return i
-		}
-	}
-	return len(chunkSizes) - 1
-}
-
 // getChunk returns an empty chunk of capacity size. Sizes of a class come
 // from its pool; any other size is allocated.
 func getChunk(size int) *chunk {

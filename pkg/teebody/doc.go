@@ -54,9 +54,7 @@
 //     the source. A follower's Read waits only for data, the source's end, or
 //     a Close of that follower or of the Tee.
 //  3. Memory is bounded: what a Tee keeps is within its limit (WithLimit)
-//     and its Budget, plus at most one uncharged chunk of 64 KiB in flight
-//     (once it only streams, or for the source Read of a body under 64 KiB:
-//     see Budget);
+//     and its Budget, plus at most one chunk in flight once it only streams;
 //     once no replay can happen (Seal, an overflow, a yield), the bytes that
 //     no follower needs any more are dropped as soon as they are read.
 //  4. Release is once, prompt, and needs no garbage collector: Close gives

@@ -56,17 +56,11 @@ func (t *Tee) readSource() (closeSource bool) {
 				t.refundLocked(c)
 				putChunk(c)
 			}
-			t.fresh, t.scratch = nil, nil
+			t.fresh = nil
 			return false
 		}
-		if c != nil && c == t.scratch {
-			t.scratch = nil
-			t.spillLocked(buf[:n])
-			putChunk(c)
-		} else if n > 0 {
-			t.publishLocked(c, buf[:n])
-		}
 		if n > 0 {
+			t.publishLocked(c, buf[:n])
 			empty = 0
 		} else if err == nil {
 			// Nothing changed: no waiter to wake, and the fresh chunk, if
@@ -112,19 +106,6 @@ func (t *Tee) mayReadLocked() bool {
 // nil then). While replays are possible, the room is cut so that the filler
 // stays within readAhead of the furthest follower.
 func (t *Tee) nextBufferLocked() (c *chunk, buf []byte) {
-	if s := t.scratchLocked(); s != nil {
-		buf = s.buf[:cap(s.buf)]
-		if t.sizeHint > 0 {
-			buf = buf[:min(int64(len(buf)), t.sizeHint-t.end)]
-		}
-		return s, buf[:min(int64(len(buf)), readAhead-(t.end-t.front))]
-	}
-	return t.logBufferLocked()
-}
-
-// logBufferLocked is nextBufferLocked's answer for a Read that goes straight
-// into the log.
-func (t *Tee) logBufferLocked() (c *chunk, buf []byte) {
 	switch c = t.tailWithRoomLocked(); {
 	case c != nil:
 	case t.fresh == nil && t.sizeHint > 0 && t.end == t.sizeHint:
@@ -142,48 +123,6 @@ func (t *Tee) logBufferLocked() (c *chunk, buf []byte) {
 		buf = buf[:min(int64(len(buf)), readAhead-(t.end-t.front))]
 	}
 	return c, buf
-}
-
-// scratchLocked returns the chunk the next source Read goes into instead of
-// the log, or nil when it goes straight into the log: while a body is
-// small (less than maxStreamChunk in) and kept, the log's chunks are small
-// (each at most what has already arrived), and a Read into them would
-// take less than the client has sent, several times over, where a plain
-// proxy takes it in one. So the filler reads into a chunk of up to
-// maxStreamChunk that nothing is charged for (bounded as a streaming
-// chunk is: one per body, only for the Read), and spillLocked copies what
-// came into the log's chunks, charged as ever. A body whose rest fits the
-// log's next buffer reads straight into it.
-func (t *Tee) scratchLocked() *chunk {
-	if t.replayErr != nil || t.end >= maxStreamChunk {
-		return nil
-	}
-	direct := sizeOfClass(classFilledBy(t.end))
-	if tail := t.tailWithRoomLocked(); tail != nil {
-		direct = cap(tail.buf) - len(tail.buf)
-	}
-	size := maxStreamChunk
-	if t.sizeHint > 0 {
-		rest := t.sizeHint - t.end
-		if rest <= int64(direct) {
-			return nil
-		}
-		size = min(size, sizeOfClass(classHolding(rest)))
-	}
-	t.scratch = getChunk(size)
-	return t.scratch
-}
-
-// spillLocked appends got, which a Read brought into the scratch chunk, to
-// the log, through the buffers a Read straight into the log would have
-// used, and wakes the followers.
-func (t *Tee) spillLocked(got []byte) {
-	for len(got) > 0 {
-		c, buf := t.logBufferLocked()
-		m := copy(buf, got)
-		t.publishLocked(c, buf[:m])
-		got = got[m:]
-	}
 }
 
 // readUnlocked reads the source into buf, which is c's spare room or the

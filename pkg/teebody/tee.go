@@ -51,7 +51,6 @@ type Tee struct {
 	fresh   *chunk  // a chunk the filler took for bytes not yet arrived, outside the log; owned by the filler
 	refusal error   // why replays end once bytes arrive into fresh, or nil; owned by the filler
 	filling *chunk  // chunk the filler is reading into outside mu, or nil; owned by the filler
-	scratch *chunk  // the chunk of a Read outside the log (scratchLocked), uncharged; owned by the filler
 	probe   [1]byte // what the filler reads into to find the end of a body of sizeHint bytes; owned by the filler
 
 	fillerOn      bool // the filler has been started

@@ -107,8 +107,7 @@ func TestFollowersOfAwkwardSources(t *testing.T) {
 		{"OneByteReader", func() io.Reader { return iotest.OneByteReader(bytes.NewReader(data)) }, data, nil},
 		{"HalfReader", func() io.Reader { return iotest.HalfReader(bytes.NewReader(data)) }, data, nil},
 		{"DataErrReader", func() io.Reader { return iotest.DataErrReader(bytes.NewReader(data)) }, data, nil},
-		// The first Read of a small body takes up to maxStreamChunk (scratchLocked).
-		{"TimeoutReader", func() io.Reader { return iotest.TimeoutReader(bytes.NewReader(data)) }, data[:maxStreamChunk], iotest.ErrTimeout},
+		{"TimeoutReader", func() io.Reader { return iotest.TimeoutReader(bytes.NewReader(data)) }, data[:sizeOfClass(0)], iotest.ErrTimeout},
 		{"FailsMidway", func() io.Reader {
 			return io.MultiReader(bytes.NewReader(data[:40000]), iotest.ErrReader(errMidway))
 		}, data[:40000], errMidway},
@@ -198,12 +197,9 @@ func TestOwnerCloseDoesNotWaitForBlockedSource(t *testing.T) {
 		budget := NewBudget(1 << 20)
 		tee := New(src, WithBudget(budget))
 		r := mustReader(t, tee)
-		// Past maxStreamChunk, so that the filler reads into the log's
-		// charged tail, not into its uncharged scratch chunk.
-		sent := bodyPrefix(maxStreamChunk + 5)
-		src.feed(sent)
-		buf := make([]byte, len(sent))
-		if _, err := io.ReadFull(r, buf); err != nil || !bytes.Equal(buf, sent) {
+		src.feed([]byte("hello"))
+		buf := make([]byte, 5)
+		if _, err := io.ReadFull(r, buf); err != nil {
 			t.Fatal(err)
 		}
 		go r.Read(buf) // waits with the filler blocked in a source Read
@@ -215,8 +211,8 @@ func TestOwnerCloseDoesNotWaitForBlockedSource(t *testing.T) {
 		if err := tee.Close(); err != nil { // must not block on the source
 			t.Fatal(err)
 		}
-		if got, want := budget.InUse(), int64(sizeOfClass(classFilledBy(maxStreamChunk))); got != want {
-			t.Errorf("budget in use right after Close = %d, want %d: the filler's chunk alone", got, want)
+		if got := budget.InUse(); got != 4<<10 {
+			t.Errorf("budget in use right after Close = %d, want 4096: the filler's chunk alone", got)
 		}
 		synctest.Wait()
 		select {
