@@ -151,7 +151,7 @@ func run(root string, keep, pinHead bool) error {
 			if err := proxy.serve(root, r.Mod, c.rev, dep.Dir, c.time); err != nil {
 				return err
 			}
-			fmt.Printf("modcheck: %s requires %s, served from commit %.12s\n", p.m.Path, r.Mod, c.rev)
+			fmt.Printf("modcheck: %s at %.12s requires %s, served from commit %.12s\n", p.m.Path, p.c.rev, r.Mod, c.rev)
 			queue = append(queue, pending{dep, c, p.m.Path})
 		}
 	}
