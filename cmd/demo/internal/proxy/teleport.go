@@ -60,12 +60,15 @@ func teleportChain(cfg *rest.Config, wrap func(http.RoundTripper) http.RoundTrip
 		MaxIdleConnsPerHost: 1000,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	//lint:ignore SA1019 deprecated, but what Teleport's agent calls: the chain reproduces it
-	if err := http2.ConfigureTransport(base); err != nil {
-		return nil, nil, fmt.Errorf("http2.ConfigureTransport: %w", err)
+	if configureBeforeDefaults {
+		//lint:ignore SA1019 deprecated, but what Teleport's agent calls: the chain reproduces it
+		if err := http2.ConfigureTransport(base); err != nil {
+			return nil, nil, fmt.Errorf("http2.ConfigureTransport: %w", err)
+		}
 	}
-	// As in Teleport: SetTransportDefaults configures HTTP/2 a second time,
-	// which on Go 1.26 fails (already registered) and logs a klog warning.
+	// SetTransportDefaults configures HTTP/2 too: after ConfigureTransport,
+	// on Go 1.26, that second time fails (already registered), which it logs
+	// as a klog warning, as it does in Teleport's agent.
 	base = utilnet.SetTransportDefaults(base)
 
 	var rt http.RoundTripper = base
