@@ -25,12 +25,22 @@ NORACE_TESTS := TestAllocsOneKiB TestAllocsPerBufferedRequest
 NORACE_PKGS  := ./pkg/teebody ./bench
 norace_run   := ^($(subst $(eval) ,|,$(strip $(NORACE_TESTS))))$$
 
+# make test tests TEST_JOBS modules at a time, the heaviest (most to compile, longest tests) first: while one
+# module's slowest tests wait (on loopback, on HTTP/2's retry backoff, on a Retry-After), another one compiles, where
+# one module after the other left a core idle. Each module's output is printed whole, in MODULES order, at the end.
+TEST_JOBS  ?= 2
+test_order := $(filter $(MODULES),./cmd/demo ./contrib/caddy . ./e2e) \
+	$(filter-out ./cmd/demo ./contrib/caddy . ./e2e,$(MODULES))
+
 ## test: run every module's tests with the race detector (the fuzz seed corpora included), then test-norace.
 test:
-	@set -e; for m in $(MODULES); do \
-		echo "== go test -race $$m"; \
-		(cd $$m && $(GO) test -race -count=1 ./...); \
-	done
+	@logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; fail=; \
+	printf '%s\n' $(test_order) | xargs -P $(TEST_JOBS) -I{} sh -c \
+		'log="$$1/$$(echo "$$2" | tr / _).log"; \
+		if (cd "$$2" && $(GO) test -race -count=1 ./...) >"$$log" 2>&1; then echo "== ok   $$2"; \
+		else echo "== FAIL $$2"; exit 1; fi' sh "$$logs" {} || fail=1; \
+	for m in $(MODULES); do echo "== go test -race $$m"; cat "$$logs/$$(echo "$$m" | tr / _).log"; done; \
+	if [ -n "$$fail" ]; then echo "make test: a module's tests failed (== FAIL above)"; exit 1; fi
 	@$(MAKE) --no-print-directory test-norace
 
 ## test-norace: the tests that skip under the race detector (NORACE_TESTS), without it.
