@@ -85,7 +85,8 @@ bench:
 	bash bench/run.sh
 
 ## e2e: build kube-apiserver and etcd into e2e/bin (only when the pins change; docs/E2E.md records a cold build),
-## then run the original GOAWAY experiment against them, and the nginx experiment against a real nginx (skipped,
+## then run the original GOAWAY experiment against them (TestE2E, Teleport's agent's chain among its subtests:
+## docs/teleport.md), and the nginx experiment against a real nginx (skipped,
 ## loudly, when nginx is missing; in CI it fails instead) (docs/E2E.md); logs and results in out/e2e.
 e2e:
 	@echo "make e2e: checking kube-apiserver and etcd (a first run downloads modules and builds both: 10 minutes or more on 2 cores)..."
