@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,9 +33,10 @@ type nginxLoad struct {
 
 // loadOutcome is what the client saw.
 type loadOutcome struct {
-	ok, failed, retryLater int            // retryLater: 429 answers received (each retried when retry429)
-	failures               map[string]int // failed requests by status and first line of body, or by error
-	okIDs                  []string       // the ids answered 200
+	ok, failed, retryLater int             // retryLater: 429 answers received (each retried when retry429)
+	failures               map[string]int  // failed requests by status and first line of body, or by error
+	okIDs                  []string        // the ids answered 200
+	latencies              []time.Duration // of each request, its retries after a 429 included
 	duration               time.Duration
 }
 
@@ -62,8 +64,11 @@ func (l nginxLoad) run(ctx context.Context) loadOutcome {
 				}
 				off := (i * 4099) % (len(pool) - l.bodySize)
 				id := l.arm + "/" + strconv.Itoa(i)
+				sent := time.Now()
 				failure, retried := l.send(ctx, client, id, pool[off:off+l.bodySize])
+				took := time.Since(sent)
 				mu.Lock()
+				out.latencies = append(out.latencies, took)
 				out.retryLater += retried
 				if failure == "" {
 					out.ok++
@@ -79,6 +84,16 @@ func (l nginxLoad) run(ctx context.Context) loadOutcome {
 	wg.Wait()
 	out.duration = time.Since(start)
 	return out
+}
+
+// p99 returns the 99th percentile of the requests' latencies (0 without any).
+func (o loadOutcome) p99() time.Duration {
+	if len(o.latencies) == 0 {
+		return 0
+	}
+	l := slices.Clone(o.latencies)
+	slices.Sort(l)
+	return l[(len(l)*99)/100]
 }
 
 // send POSTs body until it is answered 200 (""), or fails (a description), and returns how many 429s it got.
