@@ -233,3 +233,18 @@ func retiredGoals(rs *results) []retiredGoal {
 	}
 	return out
 }
+
+// floorWorst says how far the copy floor lies above plain in CPU per upload
+// at its worst size in this run.
+func floorWorst(rs *results) string {
+	worstV, at := 0.0, ""
+	for _, row := range bySize(rs.family("OutOfProcess")) {
+		if r := rs.ratio(row, floor, plain, "proxy-cpu-s"); r.ok && r.point() > worstV {
+			worstV, at = r.point(), param(row, "size")
+		}
+	}
+	if at == "" {
+		return "was not measured in this run"
+	}
+	return fmt.Sprintf("costs up to %.2f× plain's CPU per upload in this run (at %s)", worstV, at)
+}

@@ -147,10 +147,10 @@ func write(w io.Writer, o options, rs *results, raw, svgName string) error {
 	}
 	p("\n")
 	if rg := retiredGoals(rs); len(rg) > 0 && rg[0].known {
-		p("Retired, and judged no more: goals against plain that lie below the copy floor. A proxy that keeps ")
-		p("every byte it hands on copies each byte once more than plain does, and the floor, which does only ")
-		p("that, is itself beyond them (its figure below, by the same rule); the always-on goal is now stated ")
-		p("against the floor.\n\n")
+		p("Retired, and judged no more: goals against plain that leave no room for keeping the body. A proxy ")
+		p("that keeps every byte it hands on copies each byte once more than plain does, and the floor, which ")
+		p("does only that, %s (its figures below, by the same rule); the always-on goals are stated against the ", floorWorst(rs))
+		p("floor instead.\n\n")
 		p("| retired goal | the copy floor ÷ plain | teebody ÷ plain |\n|---|---|---|\n")
 		for _, g := range rg {
 			p("| %s | %s | %s |\n", g.name, g.floor, g.measured)

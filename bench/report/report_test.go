@@ -162,6 +162,9 @@ func TestRetiredGoals(t *testing.T) {
 	for name := range want {
 		t.Errorf("no retired goal %q", name)
 	}
+	if got, want := floorWorst(rs), "up to 1.08× plain's CPU per upload in this run (at 1MiB)"; !strings.Contains(got, want) {
+		t.Errorf("floorWorst = %q; want it to say %q", got, want)
+	}
 	for _, g := range checkGoals(rs) {
 		if strings.Contains(g.name, "CPU") && strings.HasSuffix(g.name, "plain at every size") {
 			t.Errorf("goal %q is judged, but retired", g.name)
