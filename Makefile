@@ -25,20 +25,26 @@ NORACE_TESTS := TestAllocsOneKiB TestAllocsPerBufferedRequest
 NORACE_PKGS  := ./pkg/teebody ./bench
 norace_run   := ^($(subst $(eval) ,|,$(strip $(NORACE_TESTS))))$$
 
-# make test tests TEST_JOBS modules at a time, the heaviest (most to compile, longest tests) first: while one
-# module's slowest tests wait (on loopback, on HTTP/2's retry backoff, on a Retry-After), another one compiles, where
-# one module after the other left a core idle. Each module's output is printed whole, in MODULES order, at the end.
-TEST_JOBS  ?= 2
-test_order := $(filter $(MODULES),./cmd/demo ./contrib/caddy . ./e2e) \
-	$(filter-out ./cmd/demo ./contrib/caddy . ./e2e,$(MODULES))
+# make test tests the modules in two lanes at once, so that while one module's slowest tests wait (on loopback, on
+# HTTP/2's retry backoff, on a Retry-After), the other lane compiles, where one module after the other left a core
+# idle. Lane 1 holds the two modules with the most to compile (Kubernetes', Caddy's), one after the other, so that
+# what they share compiles once; lane 2 the others, the root (the longest tests) first. The standard library's
+# packages that the modules use are compiled for the race detector first, once, so the lanes do not both compile
+# them. Each module's output is printed whole, in MODULES order, at the end.
+test_lane1 := $(filter $(MODULES),./cmd/demo ./contrib/caddy)
+test_lane2 := $(filter $(MODULES),.) $(filter-out $(test_lane1) .,$(MODULES))
 
 ## test: run every module's tests with the race detector (the fuzz seed corpora included), then test-norace.
 test:
-	@logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; fail=; \
-	printf '%s\n' $(test_order) | xargs -P $(TEST_JOBS) -I{} sh -c \
-		'log="$$1/$$(echo "$$2" | tr / _).log"; \
-		if (cd "$$2" && $(GO) test -race -count=1 ./...) >"$$log" 2>&1; then echo "== ok   $$2"; \
-		else echo "== FAIL $$2"; exit 1; fi' sh "$$logs" {} || fail=1; \
+	@set -e; std=$$(for m in $(MODULES); do (cd $$m && $(GO) list -deps -test -f '{{if .Standard}}{{.ImportPath}}{{end}}' ./...); done | sort -u); \
+	echo "== go build -race: the $$(echo "$$std" | wc -l) packages of the standard library that the modules use"; \
+	$(GO) build -race $$std runtime/race
+	@logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; \
+	lane() { rc=0; for m in "$$@"; do \
+		if (cd "$$m" && $(GO) test -race -count=1 ./...) >"$$logs/$$(echo "$$m" | tr / _).log" 2>&1; then echo "== ok   $$m"; \
+		else echo "== FAIL $$m"; rc=1; fi; done; return $$rc; }; \
+	lane $(test_lane1) & p1=$$!; lane $(test_lane2) & p2=$$!; fail=; \
+	wait $$p1 || fail=1; wait $$p2 || fail=1; \
 	for m in $(MODULES); do echo "== go test -race $$m"; cat "$$logs/$$(echo "$$m" | tr / _).log"; done; \
 	if [ -n "$$fail" ]; then echo "make test: a module's tests failed (== FAIL above)"; exit 1; fi
 	@$(MAKE) --no-print-directory test-norace
