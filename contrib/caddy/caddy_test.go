@@ -44,6 +44,14 @@ func startCaddy(t *testing.T, site string) (*caddytest.Tester, string) {
 	addr := fmt.Sprintf("http://127.0.0.1:%d", p)
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
 	t.Cleanup(tester.Client.CloseIdleConnections)
+	// caddytest skips, rather than fails, a test whose Caddy cannot start
+	// (or that runs with -short): here that would pass a test that checked
+	// nothing, so a skip fails it.
+	t.Cleanup(func() {
+		if t.Skipped() {
+			t.Error("caddytest skipped the test: the in-process Caddy did not start")
+		}
+	})
 	tester.InitServer(globals()+fmt.Sprintf(site, addr), "caddyfile")
 	if t.Failed() {
 		t.FailNow()
