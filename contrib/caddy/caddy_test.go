@@ -49,7 +49,7 @@ func startCaddy(t *testing.T, site string) (*caddytest.Tester, string) {
 	// nothing, so a skip fails it.
 	t.Cleanup(func() {
 		if t.Skipped() {
-			t.Error("caddytest skipped the test: the in-process Caddy did not start")
+			t.Error("caddytest skipped the test (-short, or the in-process Caddy did not start): it would check nothing")
 		}
 	})
 	tester.InitServer(globals()+fmt.Sprintf(site, addr), "caddyfile")
