@@ -18,6 +18,13 @@ import (
 // connection, which it can do for a stream whose body it wrote only through
 // GetBody. That is the refusal of a real GOAWAY, without the race between the
 // client opening a stream and the server's GOAWAY: it happens every time.
+//
+// A client may open connections it never sends a stream on: Go's HTTP/2
+// client dials once per request that finds no connection ready, keeps the
+// first whose handshake completes and closes the others. A picked
+// connection that ends without a stream to refuse passes its turn on to the
+// next connection accepted, so that a burst of requests cannot hide every
+// refusal in a connection the client threw away.
 type refusingListener struct {
 	net.Listener
 	s     *Server
@@ -25,6 +32,7 @@ type refusingListener struct {
 
 	mu       sync.Mutex
 	accepted int64             // guarded by mu
+	owed     bool              // guarded by mu: a picked connection ended without refusing a stream
 	conns    map[net.Conn]bool // guarded by mu: the refusing connections still open
 	closed   bool              // guarded by mu: Close was called
 	wg       sync.WaitGroup    // the refusing goroutines
@@ -39,8 +47,9 @@ func (l *refusingListener) Accept() (net.Conn, error) {
 		l.mu.Lock()
 		n := l.accepted
 		l.accepted++
-		refuse := n%l.every == 0 && !l.closed
+		refuse := (n%l.every == 0 || l.owed) && !l.closed
 		if refuse {
+			l.owed = false
 			l.conns[c] = true
 			l.wg.Add(1)
 		}
@@ -70,14 +79,19 @@ func (l *refusingListener) Close() error {
 }
 
 // refuse speaks HTTP/2 on tc just far enough to refuse its streams, then
-// reads until the client closes the connection.
+// reads until the client closes the connection. If it ends before a stream
+// to refuse, the next connection accepted refuses in its place.
 func (l *refusingListener) refuse(tc *tls.Conn, raw net.Conn) {
 	defer l.wg.Done()
+	sent := false
 	defer func() {
-		raw.Close()
 		l.mu.Lock()
 		delete(l.conns, raw)
+		if !sent {
+			l.owed = true
+		}
 		l.mu.Unlock()
+		raw.Close() // after the turn is passed on: a client that reads to EOF has seen it passed
 	}()
 	if tc.Handshake() != nil || tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
 		return
@@ -89,7 +103,6 @@ func (l *refusingListener) refuse(tc *tls.Conn, raw net.Conn) {
 	if fr.WriteSettings() != nil {
 		return
 	}
-	sent := false
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {

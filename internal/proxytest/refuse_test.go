@@ -2,6 +2,7 @@ package proxytest_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/teebody/teebody/internal/proxytest"
+	"golang.org/x/net/http2"
 )
 
 // A connection that RefuseEvery picks refuses the first request it carries,
@@ -70,5 +72,62 @@ func TestServerRefuseEvery(t *testing.T) {
 	// request's retry before it finds it cannot replay the body.)
 	if g := s.Goaways(); g < 2 {
 		t.Errorf("Goaways = %d, want at least 2", g)
+	}
+}
+
+// A picked connection that the client closes without sending a stream, as
+// Go's HTTP/2 client closes the connections it dialled for a burst and did
+// not keep, passes its turn on: the next connection refuses instead.
+func TestServerRefuseTurnPassesOn(t *testing.T) {
+	s := proxytest.NewServer(&conns{addrs: map[string]bool{}}, proxytest.Options{RefuseEvery: 2})
+	defer s.Close()
+
+	// Connection 0, picked: the preface and the server's SETTINGS, then
+	// close_notify, and read to EOF, which the server sends once it gave
+	// up its turn.
+	cfg := s.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	cfg.NextProtos = []string{http2.NextProtoTLS}
+	c, err := tls.Dial("tcp", s.Listener.Addr().String(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(c, c)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := fr.ReadFrame(); err != nil {
+		t.Fatal(err)
+	} else if _, ok := f.(*http2.SettingsFrame); !ok {
+		t.Fatalf("first frame %v, want SETTINGS", f)
+	}
+	if err := c.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		t.Fatal(err)
+	}
+
+	// Connection 1 refuses in its place.
+	tr := s.Transport()
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodPost, s.URL, io.NopCloser(strings.NewReader("refused")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len("refused"))
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("the connection after an unused picked one served the request: %s", resp.Status)
+	}
+	if !strings.Contains(err.Error(), "GOAWAY") {
+		t.Errorf("error %q, want the HTTP/2 transport's GOAWAY error", err)
+	}
+	if g := s.Goaways(); g != 1 {
+		t.Errorf("Goaways = %d, want 1", g)
 	}
 }

@@ -33,7 +33,9 @@ type Options struct {
 	// RefuseEvery, refuse its streams with a GOAWAY as soon as the client
 	// has sent the first one's headers and a piece of its body, so that the
 	// client must send them again, every time (HTTP/2 only; counted in
-	// Goaways). 1 refuses every connection: no request gets through.
+	// Goaways). A picked connection that the client closes before it sends
+	// a stream passes its turn on to the next connection. 1 refuses every
+	// connection: no request gets through.
 	RefuseEvery int64
 }
 
