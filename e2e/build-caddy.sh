@@ -32,8 +32,8 @@ mkdir -p "$bin"
 rm -f "$stamp"
 start=$SECONDS
 echo "e2e/build-caddy.sh: building caddy from contrib/caddy/cmd/caddy"
-# The go command's default flags (no -trimpath): the packages are then those that make modcheck and make test
-# compiled already (.ci/run runs them first), and the build is mostly a link.
+# The go command's default flags (no -trimpath): the packages are then those that make modcheck compiled already
+# (.ci/run runs it first; make test's are built for the race detector), and the build is mostly a link.
 (cd ../contrib/caddy && "$GO" build -ldflags "-s -w" -o "$bin/caddy.tmp" ./cmd/caddy)
 mv -f "$bin/caddy.tmp" "$bin/caddy"
 echo "$want" >"$stamp"
