@@ -20,10 +20,9 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// earlyEmpty is an upstream that answers before it reads the body, as a
-// full-duplex server does: it sends its status with an empty body
-// (Content-Length: 0) and flushes it, its stream still open, then reads the
-// body and applies it only if it arrived whole (hdrSum, hdrLen).
+// earlyEmpty is an upstream that answers before it reads the body
+// (answerEarly), then reads the body and applies it only if it arrived
+// whole (hdrSum, hdrLen).
 type earlyEmpty struct {
 	status  int
 	gate    chan struct{} // if non-nil, the handler waits for it after flushing, before reading
@@ -38,21 +37,7 @@ func newEarlyEmpty(status int) *earlyEmpty {
 
 func (u *earlyEmpty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { u.handled <- struct{}{} }()
-	rc := http.NewResponseController(w)
-	if r.ProtoMajor == 1 {
-		// Without it, net/http's HTTP/1 server discards or refuses an
-		// unread body once the response starts.
-		if err := rc.EnableFullDuplex(); err != nil {
-			panic(err)
-		}
-	}
-	if u.status != http.StatusNotModified && u.status != http.StatusNoContent {
-		w.Header().Set("Content-Length", "0")
-	}
-	w.WriteHeader(u.status)
-	if err := rc.Flush(); err != nil {
-		panic(err)
-	}
+	answerEarly(w, r, u.status)
 	if u.gate != nil {
 		<-u.gate
 	}

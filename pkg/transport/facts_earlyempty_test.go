@@ -73,20 +73,32 @@ func isClosed(c chan struct{}) bool {
 	}
 }
 
-// countingUpstream answers with status and an empty body (Content-Length: 0
-// unless the status forbids a body), flushed before it reads the request
-// body, then counts what it read and reports it on got.
+// answerEarly sends status with an empty body (Content-Length: 0 unless
+// the status forbids a body) and flushes it before the handler reads the
+// request body, its stream still open, as a full-duplex server does. Over
+// HTTP/1 it turns full duplex on first: without it, net/http's HTTP/1
+// server discards or refuses an unread body once the response starts.
+func answerEarly(w http.ResponseWriter, r *http.Request, status int) {
+	rc := http.NewResponseController(w)
+	if r.ProtoMajor == 1 {
+		if err := rc.EnableFullDuplex(); err != nil {
+			panic(err)
+		}
+	}
+	if status != http.StatusNotModified && status != http.StatusNoContent {
+		w.Header().Set("Content-Length", "0")
+	}
+	w.WriteHeader(status)
+	if err := rc.Flush(); err != nil {
+		panic(err)
+	}
+}
+
+// countingUpstream answers early (answerEarly) with status, then counts
+// what it read of the request body and reports it on got.
 func countingUpstream(status int, got chan<- int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rc := http.NewResponseController(w)
-		if r.ProtoMajor == 1 {
-			rc.EnableFullDuplex()
-		}
-		if status != http.StatusNotModified {
-			w.Header().Set("Content-Length", "0")
-		}
-		w.WriteHeader(status)
-		rc.Flush()
+		answerEarly(w, r, status)
 		n, _ := io.Copy(io.Discard, r.Body)
 		got <- n
 	})

@@ -20,20 +20,16 @@ import (
 // TestUpgradeAwareHandlerGOAWAY: client-go's ConfigMap writes (GetBody
 // cleared, as through any proxy) through Kubernetes' proxy handler with the
 // teebody transport never fail and leave nothing held, in front of the
-// embedded API served by a proxytest.Server that ends a connection with a
-// GOAWAY after every 10th response and refuses with a GOAWAY every stream of
-// one connection in three (the first among them) once its body started, so
-// that some write meets a GOAWAY on every run; with a spent budget the
-// responder answers 429, never 502, and client-go's retries make every
-// write succeed. Both with wrapTransport false and true (the aggregator's
-// wiring, which flattens the transport's errors into strings, so that only
-// ShouldRetryLater's text match finds them). That the same writes fail
-// without the fix is TestFiveWay's to show.
+// embedded API served, for each case, by a proxytest.Server of its own that
+// ends a connection with a GOAWAY after every 10th response and refuses with
+// a GOAWAY every stream of one connection in three (the first among them)
+// once its body started, so that some write meets a GOAWAY on every run;
+// with a spent budget the responder answers 429, never 502, and client-go's
+// retries make every write succeed. Both with wrapTransport false and true
+// (the aggregator's wiring, which flattens the transport's errors into
+// strings, so that only ShouldRetryLater's text match finds them). That the
+// same writes fail without the fix is TestFiveWay's to show.
 func TestUpgradeAwareHandlerGOAWAY(t *testing.T) {
-	up := proxytest.NewServer(fakeapi.New(fakeapi.Options{}), proxytest.Options{Every: 10, RefuseEvery: 3})
-	t.Cleanup(up.Close)
-	upCfg := &rest.Config{Host: up.URL, TLSClientConfig: rest.TLSClientConfig{
-		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw})}}
 	for _, wrap := range []bool{false, true} {
 		for _, tc := range []struct {
 			name  string
@@ -44,6 +40,12 @@ func TestUpgradeAwareHandlerGOAWAY(t *testing.T) {
 			{"spent budget", transport.Config{TotalBytes: 256, PerRequestBytes: 256}, true},
 		} {
 			t.Run(fmt.Sprintf("wrapTransport=%v/%s", wrap, tc.name), func(t *testing.T) {
+				// An upstream of its own, so that its first connection is
+				// this subtest's.
+				up := proxytest.NewServer(fakeapi.New(fakeapi.Options{}), proxytest.Options{Every: 10, RefuseEvery: 3})
+				t.Cleanup(up.Close)
+				upCfg := &rest.Config{Host: up.URL, TLSClientConfig: rest.TLSClientConfig{
+					CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw})}}
 				inner, loc := upstreamTransport(t, upCfg)
 				tc.cfg.ErrorLog = proxytest.QuietLog()
 				tr := transport.New(inner, tc.cfg)
