@@ -149,8 +149,8 @@ func TestGOAWAY(t *testing.T) {
 			if resp.StatusCode != tc.want {
 				t.Fatalf("POST through transport %s: %s %q, want %d", tc.transport, resp.Status, text, tc.want)
 			}
-			if up.goaways.Load() != 1 {
-				t.Fatalf("the upstream sent %d GOAWAYs, want 1: the request did not meet the refusal", up.goaways.Load())
+			if up.Goaways() != 1 {
+				t.Fatalf("the upstream sent %d GOAWAYs, want 1: the request did not meet the refusal", up.Goaways())
 			}
 			intact, wrong := up.arrivals("goaway")
 			if tc.want == http.StatusOK && intact != 1 || wrong != 0 {

@@ -44,8 +44,8 @@ func TestRefused429(t *testing.T) {
 			if !strings.Contains(text, tc.wantBody) {
 				t.Errorf("the answer's body %q does not contain %q", text, tc.wantBody)
 			}
-			if up.goaways.Load() != 1 {
-				t.Fatalf("the upstream sent %d GOAWAYs, want 1", up.goaways.Load())
+			if up.Goaways() != 1 {
+				t.Fatalf("the upstream sent %d GOAWAYs, want 1", up.Goaways())
 			}
 			if intact, wrong := up.arrivals("refused"); intact != 0 || wrong != 0 {
 				t.Errorf("the body arrived intact %d times, damaged %d times; want 0 and 0", intact, wrong)
