@@ -86,6 +86,24 @@ func gatedRequest(t testing.TB, target string, data []byte, release <-chan struc
 	return req
 }
 
+// plainOrOurs is one half of a comparison with the plain transport: inner
+// itself and no Transport, or a Transport over inner (quietConfig) as both.
+func plainOrOurs(ours bool, inner http.RoundTripper) (http.RoundTripper, *transport.Transport) {
+	if !ours {
+		return inner, nil
+	}
+	tr := transport.New(inner, quietConfig())
+	return tr, tr
+}
+
+// transportName names plainOrOurs' half in a subtest's name.
+func transportName(ours bool) string {
+	if ours {
+		return "teebody"
+	}
+	return "plain"
+}
+
 // What a caller does with an early empty response.
 const (
 	neverCloses = "never-closes" // as a careless caller: the body stays open to the end of the test
@@ -113,22 +131,13 @@ func TestEarlyEmptyResponseUploadGoesOn(t *testing.T) {
 				continue
 			}
 			for _, ours := range []bool{false, true} {
-				name := strconv.Itoa(status) + "/" + caller + "/plain"
-				if ours {
-					name = strconv.Itoa(status) + "/" + caller + "/teebody"
-				}
-				t.Run(name, func(t *testing.T) {
+				t.Run(strconv.Itoa(status)+"/"+caller+"/"+transportName(ours), func(t *testing.T) {
 					up := newEarlyEmpty(status)
 					if caller == closesFirst {
 						up.gate = make(chan struct{})
 					}
 					srv := serve(t, up, proxytest.Options{})
-					var rt http.RoundTripper = transportTo(t, srv)
-					var tr *transport.Transport
-					if ours {
-						tr = transport.New(rt, quietConfig())
-						rt = tr
-					}
+					rt, tr := plainOrOurs(ours, transportTo(t, srv))
 					release := make(chan struct{})
 					resp, err := (&http.Client{Transport: rt}).Do(gatedRequest(t, srv.URL, data, release))
 					if err != nil {
@@ -228,20 +237,11 @@ func TestEarlyEmptyResponseThroughReverseProxy(t *testing.T) {
 func TestEarlyEmptyResponseHTTP1(t *testing.T) {
 	data := uniformBodies(9, 1, 2<<20, 2<<20)[0].data
 	for _, ours := range []bool{false, true} {
-		name := "plain"
-		if ours {
-			name = "teebody"
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(transportName(ours), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				up := newEarlyEmpty(http.StatusOK)
 				url, inner := memServe(t, up)
-				var rt http.RoundTripper = inner
-				var tr *transport.Transport
-				if ours {
-					tr = transport.New(inner, quietConfig())
-					rt = tr
-				}
+				rt, tr := plainOrOurs(ours, inner)
 				resp, err := rt.RoundTrip(streamedRequest(t, url, data))
 				if err != nil {
 					t.Fatal(err)
@@ -269,19 +269,10 @@ func TestEarlyEmptyResponseSourceFails(t *testing.T) {
 	data := uniformBodies(10, 1, 2<<20, 2<<20)[0].data
 	gone := errors.New("client went away")
 	for _, ours := range []bool{false, true} {
-		name := "plain"
-		if ours {
-			name = "teebody"
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(transportName(ours), func(t *testing.T) {
 			up := newEarlyEmpty(http.StatusOK)
 			srv := serve(t, up, proxytest.Options{})
-			var rt http.RoundTripper = transportTo(t, srv)
-			var tr *transport.Transport
-			if ours {
-				tr = transport.New(rt, quietConfig())
-				rt = tr
-			}
+			rt, tr := plainOrOurs(ours, transportTo(t, srv))
 			req := streamedRequest(t, srv.URL, data)
 			release := make(chan struct{})
 			req.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data[:1<<20]), gatedReader{release, iotest.ErrReader(gone)}))
@@ -356,19 +347,10 @@ func TestEmptyResponseAbandonedBodyEndsWithContext(t *testing.T) {
 func TestEarlyEmptyResponseToHead(t *testing.T) {
 	data := uniformBodies(11, 1, 2<<20, 2<<20)[0].data
 	for _, ours := range []bool{false, true} {
-		name := "plain"
-		if ours {
-			name = "teebody"
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(transportName(ours), func(t *testing.T) {
 			up := newEarlyEmpty(http.StatusOK)
 			srv := serve(t, up, proxytest.Options{})
-			var rt http.RoundTripper = transportTo(t, srv)
-			var tr *transport.Transport
-			if ours {
-				tr = transport.New(rt, quietConfig())
-				rt = tr
-			}
+			rt, tr := plainOrOurs(ours, transportTo(t, srv))
 			release := make(chan struct{})
 			req := gatedRequest(t, srv.URL, data, release)
 			req.Method = http.MethodHead
