@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"golang.org/x/net/http2"
 )
 
@@ -20,14 +18,19 @@ import (
 func TestFactXnetClosesEveryGetBody(t *testing.T) {
 	all := getBodyResults(t, func(u *upstream) http.RoundTripper { return xh2Transport(t, u) })
 	t.Logf("GetBody results: %d, never read nor closed: %d", len(all), abandoned(all))
-	assert.Zero(t, abandoned(all), "results never read nor closed by x/net/http2's own transport")
+	if n := abandoned(all); n != 0 {
+		t.Errorf("%d GetBody results never read nor closed by x/net/http2's own transport, want 0", n)
+	}
 }
 
 // Pins Go 1.26: ConfigureTransports registers x/net/http2 for "h2" in the
 // net/http Transport's TLSNextProto. On Go 1.27 it registers nothing there.
 func TestFactConfigureTransportsRegistersH2(t *testing.T) {
 	t1 := &http.Transport{}
-	_, err := http2.ConfigureTransports(t1)
-	require.NoError(t, err)
-	assert.Contains(t, t1.TLSNextProto, "h2")
+	if _, err := http2.ConfigureTransports(t1); err != nil {
+		t.Fatalf("ConfigureTransports: %v", err)
+	}
+	if _, ok := t1.TLSNextProto["h2"]; !ok {
+		t.Errorf("TLSNextProto has no \"h2\" after ConfigureTransports")
+	}
 }

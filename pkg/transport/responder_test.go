@@ -11,9 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -53,16 +50,28 @@ func TestResponderGOAWAY(t *testing.T) {
 			r := runLoad(context.Background(), f.client(t), f.srv.URL, uniformBodies(700, requestCount(400), 1<<10, 8<<10), 16)
 			st := tr.Stats()
 			t.Logf("%v; %d GOAWAYs; stats %+v", r, u.srv.Goaways(), st)
-			require.NotZero(t, u.srv.Goaways(), "the upstream sent no GOAWAY")
-			assert.Equal(t, r.failed, r.errs[statusRetryLater], "failures other than 429: %v", r.errs)
-			assert.Equal(t, int64(r.failed), st.RetryLaterWritten, "429s counted")
-			assert.Zero(t, st.BadGatewayWritten, "502s written")
-			assert.Zero(t, u.wrong.Load(), "bodies that arrived with wrong bytes")
-			if tc.fail {
-				assert.NotZero(t, r.failed, "no request met a GOAWAY")
-			} else {
-				assert.Zero(t, r.failed, "failures with a budget to spare")
-				assert.NotZero(t, st.ReplaysServed, "no replay served")
+			if u.srv.Goaways() == 0 {
+				t.Fatalf("the upstream sent no GOAWAY")
+			}
+			if r.errs[statusRetryLater] != r.failed {
+				t.Errorf("%d failed, %d with 429; want all 429: %v", r.failed, r.errs[statusRetryLater], r.errs)
+			}
+			if st.RetryLaterWritten != int64(r.failed) {
+				t.Errorf("RetryLaterWritten = %d, want the %d failures", st.RetryLaterWritten, r.failed)
+			}
+			if st.BadGatewayWritten != 0 {
+				t.Errorf("BadGatewayWritten = %d, want 0", st.BadGatewayWritten)
+			}
+			if n := u.wrong.Load(); n != 0 {
+				t.Errorf("%d bodies arrived with wrong bytes", n)
+			}
+			switch {
+			case tc.fail && r.failed == 0:
+				t.Errorf("no request met a GOAWAY")
+			case !tc.fail && r.failed != 0:
+				t.Errorf("%d requests failed with a budget to spare, want 0", r.failed)
+			case !tc.fail && st.ReplaysServed == 0:
+				t.Errorf("ReplaysServed = 0, want > 0")
 			}
 			drain(t, tr)
 		})
@@ -83,19 +92,34 @@ func TestResponderBadGateway(t *testing.T) {
 	f := newFront(t, true, newProxy(u, tr, tr.Responder().Error, nil))
 
 	resp, err := f.client(t).RoundTrip(newPost(context.Background(), f.srv.URL, uniformBodies(9, 1, 100, 100)[0], ""))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("RoundTrip: %v", err)
+	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
-	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-	assert.Empty(t, resp.Header.Get("Retry-After"))
+	if err != nil {
+		t.Fatalf("read the body: %v", err)
+	}
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("status %d, want %d", resp.StatusCode, http.StatusBadGateway)
+	}
+	if got := resp.Header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", got)
+	}
+	if got := resp.Header.Get("Retry-After"); got != "" {
+		t.Errorf("Retry-After %q, want none", got)
+	}
 	msg := checkStatus(t, body, http.StatusBadGateway, nil)
-	assert.True(t, strings.HasPrefix(msg, "proxy error: ") && strings.Contains(msg, "connection refused"), "message %q", msg)
-	assert.Equal(t, "http: "+msg+"\n", logged.String(), "logged")
+	if !strings.HasPrefix(msg, "proxy error: ") || !strings.Contains(msg, "connection refused") {
+		t.Errorf("message %q, want \"proxy error: \" and \"connection refused\"", msg)
+	}
+	if got, want := logged.String(), "http: "+msg+"\n"; got != want {
+		t.Errorf("logged %q, want %q", got, want)
+	}
 	st := tr.Stats()
-	assert.Equal(t, int64(1), st.BadGatewayWritten)
-	assert.Zero(t, st.RetryLaterWritten)
+	if st.BadGatewayWritten != 1 || st.RetryLaterWritten != 0 {
+		t.Errorf("BadGatewayWritten %d, RetryLaterWritten %d; want 1, 0", st.BadGatewayWritten, st.RetryLaterWritten)
+	}
 	drain(t, tr)
 }
 
@@ -111,9 +135,17 @@ func TestWriteBadGateway(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		transport.WriteBadGateway(rec, tc.err)
-		assert.Equal(t, http.StatusBadGateway, rec.Code)
-		assert.Equal(t, tc.want, rec.Body.String())
-		assert.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"))
-		assert.Equal(t, strconv.Itoa(len(tc.want)), rec.Header().Get("Content-Length"))
+		if rec.Code != http.StatusBadGateway {
+			t.Errorf("WriteBadGateway(%v): status %d, want %d", tc.err, rec.Code, http.StatusBadGateway)
+		}
+		if got := rec.Body.String(); got != tc.want {
+			t.Errorf("WriteBadGateway(%v): body %s, want %s", tc.err, got, tc.want)
+		}
+		if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("WriteBadGateway(%v): X-Content-Type-Options %q, want nosniff", tc.err, got)
+		}
+		if got, want := rec.Header().Get("Content-Length"), strconv.Itoa(len(tc.want)); got != want {
+			t.Errorf("WriteBadGateway(%v): Content-Length %q, want %q", tc.err, got, want)
+		}
 	}
 }

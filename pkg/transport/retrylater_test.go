@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -45,11 +43,19 @@ func TestUnbufferedGoawayAnswersRetryLater(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			t.Logf("%d requests, %d failed %v; errors given to ErrorHandler: %v", total.requests, total.failed, total.errs, kinds)
-			assert.NotZero(t, total.failed, "no request met a GOAWAY")
-			assert.Equal(t, total.failed, total.errs[statusRetryLater], "failures other than 429: %v", total.errs)
+			if total.failed == 0 {
+				t.Errorf("no request met a GOAWAY")
+			}
+			if total.errs[statusRetryLater] != total.failed {
+				t.Errorf("%d failed, %d with 429; want all 429: %v", total.failed, total.errs[statusRetryLater], total.errs)
+			}
 			st := tr.Stats()
-			assert.NotZero(t, st.PassedThrough.Disabled, "requests passed through as disabled")
-			assert.Zero(t, st.PassedThrough.Quiet+st.AdaptiveTraces, "disabled, adaptive mode saw quiet requests or traces: %+v", st)
+			if st.PassedThrough.Disabled == 0 {
+				t.Errorf("PassedThrough.Disabled = 0, want > 0")
+			}
+			if st.PassedThrough.Quiet+st.AdaptiveTraces != 0 {
+				t.Errorf("disabled, adaptive mode saw quiet requests or traces, want none: %+v", st)
+			}
 		})
 	}
 }

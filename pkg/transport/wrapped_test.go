@@ -8,9 +8,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -45,8 +42,12 @@ type opaque struct{ http.RoundTripper }
 func TestWrappedRoundTripper(t *testing.T) {
 	inner := &http.Transport{}
 	t.Cleanup(inner.CloseIdleConnections)
-	assert.Same(t, inner, transport.New(inner, transport.DefaultConfig()).WrappedRoundTripper())
-	assert.Equal(t, http.DefaultTransport, transport.New(nil, transport.DefaultConfig()).WrappedRoundTripper())
+	if got := transport.New(inner, transport.DefaultConfig()).WrappedRoundTripper(); got != inner {
+		t.Errorf("WrappedRoundTripper() = %p, want the inner Transport %p", got, inner)
+	}
+	if got := transport.New(nil, transport.DefaultConfig()).WrappedRoundTripper(); got != http.DefaultTransport {
+		t.Errorf("WrappedRoundTripper() of New(nil) = %p, want http.DefaultTransport %p", got, http.DefaultTransport)
+	}
 	var _ roundTripperWrapper = transport.New(nil, transport.DefaultConfig())
 }
 
@@ -62,30 +63,50 @@ func TestWrappedRoundTripperUpgradeDial(t *testing.T) {
 	tr := transport.New(inner, transport.DefaultConfig())
 
 	cfg := tlsConfigBehind(tr)
-	require.Same(t, inner.TLSClientConfig, cfg, "the TLS configuration behind the Transport")
+	if cfg != inner.TLSClientConfig {
+		t.Fatalf("TLS configuration behind the Transport = %p, want the inner Transport's %p", cfg, inner.TLSClientConfig)
+	}
 	conn, err := tls.Dial("tcp", srv.Listener.Addr().String(), cfg.Clone())
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
 	defer conn.Close()
 	req, err := http.NewRequest(http.MethodGet, srv.URL+"/echo", nil)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatalf("NewRequest: %v", err)
+	}
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", "teebody-echo")
-	require.NoError(t, req.Write(conn))
+	if err := req.Write(conn); err != nil {
+		t.Fatalf("write the request: %v", err)
+	}
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, req)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	if err != nil {
+		t.Fatalf("ReadResponse: %v", err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d, want %d", resp.StatusCode, http.StatusSwitchingProtocols)
+	}
 	const msg = "bytes both ways through the upgraded connection"
-	_, err = io.WriteString(conn, msg)
-	require.NoError(t, err)
+	if _, err := io.WriteString(conn, msg); err != nil {
+		t.Fatalf("write to the upgraded connection: %v", err)
+	}
 	got := make([]byte, len(msg))
-	_, err = io.ReadFull(br, got)
-	require.NoError(t, err)
-	assert.Equal(t, msg, string(got))
-	assert.Zero(t, tr.Stats().Requests, "the dial went around the Transport, as UpgradeAwareHandler's does")
+	if _, err := io.ReadFull(br, got); err != nil {
+		t.Fatalf("read from the upgraded connection: %v", err)
+	}
+	if string(got) != msg {
+		t.Errorf("echoed %q, want %q", got, msg)
+	}
+	if n := tr.Stats().Requests; n != 0 {
+		t.Errorf("Stats().Requests = %d, want 0: the dial goes around the Transport, as UpgradeAwareHandler's does", n)
+	}
 
 	// Without the method there is nothing to find: no CA, no client certificate.
-	require.Nil(t, tlsConfigBehind(opaque{tr}))
+	if cfg := tlsConfigBehind(opaque{tr}); cfg != nil {
+		t.Fatalf("TLS configuration behind an opaque RoundTripper = %p, want nil", cfg)
+	}
 }
 
 // echoUpgrade switches the connection to a protocol that echoes every byte.
