@@ -13,7 +13,7 @@ endif
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME   ?= 30s
 
-.PHONY: all test test-item test-norace test-go1.27 lint fuzz bench e2e demo goaway gosuite tidy api apicheck modcheck modpin
+.PHONY: all test test-race test-queue test-item test-norace test-go1.27 lint fuzz bench e2e demo goaway gosuite tidy api apicheck modcheck modpin
 
 all: lint test
 
@@ -25,43 +25,63 @@ NORACE_TESTS := TestAllocsOneKiB TestAllocsPerBufferedRequest
 NORACE_PKGS  := ./pkg/teebody ./bench
 norace_run   := ^($(subst $(eval) ,|,$(strip $(NORACE_TESTS))))$$
 
-# make test's go commands build the tests without DWARF, the debug information that only a debugger reads: a
-# quarter less to compile (Kubernetes' packages, cold: 280 s of CPU -> 210 s), and nothing a test prints needs it
-# (failures, panics and the race detector's reports take files and lines from the binary's own tables). To debug a
-# test, build it with go test -c, which keeps DWARF.
-TESTFLAGS := -gcflags=all=-dwarf=false -ldflags=-w
+# The modules whose tests make test runs without the race detector: the demo's (about 1,050 of Kubernetes'
+# packages) and Caddy's. They are built with no flags, as make demo builds the demo, so that make demo then make
+# test compile Kubernetes' packages once. make test-race, which CI runs, tests them with the race detector too.
+PLAIN_MODULES := ./cmd/demo ./contrib/caddy
 
-# make test hands its work out to two go commands at a time (xargs -P 2), each taking the next item when it is done:
-# while one waits on its slowest tests (on loopback, on HTTP/2's retry backoff, on a Retry-After), the other
-# compiles. The items go out longest first, so that no long one starts last: the demo's module (Kubernetes'
-# packages), the root (the longest tests), Caddy's, the others, then the tests without the race detector
-# (test-norace). The standard library's packages that the modules use are compiled for the race detector first,
-# once, so that two go commands do not compile them both. Each item's output is printed whole at the end, in
-# MODULES order.
+# The race detector's builds leave out DWARF, the debug information that only a debugger reads: a quarter less to
+# compile, and nothing a test prints needs it (failures, panics and the race detector's reports take files and
+# lines from the binary's own tables). To debug a test, build it with go test -c, which keeps DWARF.
+RACEFLAGS := -race -gcflags=all=-dwarf=false -ldflags=-w
+
+# make test and make test-race hand their items (a module and how to test it, or norace) to two go commands at a
+# time (xargs -P 2), each taking the next item when it is done: while one waits on its slowest tests, the other
+# compiles. The items go out longest first, so that no long one starts last. The standard library's packages are
+# compiled first, once per set of flags, so that two go commands do not compile them both. Each item's output is
+# printed whole at the end, in queue order.
 test_first := ./cmd/demo . ./contrib/caddy ./internal/tools
-test_queue := $(filter $(MODULES),$(test_first)) $(filter-out $(test_first),$(MODULES)) norace
+test_order := $(filter $(MODULES),$(test_first)) $(filter-out $(test_first),$(MODULES))
 
-## test: run every module's tests with the race detector (the fuzz seed corpora included), then test-norace.
+## test: every module's tests (the fuzz seed corpora included): the library's and the small modules' with the race
+## detector, the demo's and Caddy's without it (PLAIN_MODULES); then test-norace.
 test:
-	@set -e; std=$$(for m in $(MODULES); do (cd $$m && $(GO) list -deps -test -f '{{if .Standard}}{{.ImportPath}}{{end}}' ./...); done | sort -u); \
-	echo "== go build -race: the $$(echo "$$std" | wc -l) packages of the standard library that the modules use"; \
-	$(GO) build -race $(TESTFLAGS) $$std runtime/race
-	@logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; fail=; \
-	printf '%s\n' $(test_queue) | xargs -P 2 -I{} $(MAKE) --no-print-directory test-item ITEM={} LOGS="$$logs" || fail=1; \
-	for i in $(MODULES) norace; do cat "$$logs/$$(echo "$$i" | tr / _).log"; done; \
-	if [ -n "$$fail" ]; then echo "make test: an item failed (== FAIL above)"; exit 1; fi
+	@$(MAKE) --no-print-directory test-queue \
+		QUEUE="$(foreach m,$(test_order),$(if $(filter $(m),$(PLAIN_MODULES)),plain:$(m),race:$(m))) plain:norace"
 
-# test-item: one item of make test's queue, ITEM (a module, or norace), its output into LOGS.
+## test-race: every module's tests with the race detector, then test-norace.
+test-race:
+	@$(MAKE) --no-print-directory test-queue QUEUE="$(foreach m,$(test_order),race:$(m)) plain:norace"
+
+# test-queue: run QUEUE's items, each MODE:ITEM, two at a time (see test_first).
+test-queue:
+	@set -e; \
+	std() { for m in "$$@"; do (cd $$m && $(GO) list -deps -test -f '{{if .Standard}}{{.ImportPath}}{{end}}' ./...); done | sort -u; }; \
+	race=$$(printf '%s\n' $(QUEUE) | sed -n 's/^race://p'); \
+	plain=$$(printf '%s\n' $(QUEUE) | sed -n 's/^plain://p' | sed 's/^norace$$/./'); \
+	if [ -n "$$race" ]; then s=$$(std $$race); \
+		echo "== go build -race: the $$(echo "$$s" | wc -l) packages of the standard library that $$(echo $$race) use"; \
+		$(GO) build $(RACEFLAGS) $$s runtime/race; fi; \
+	if [ -n "$$plain" ]; then s=$$(std $$plain); \
+		echo "== go build: the $$(echo "$$s" | wc -l) packages of the standard library that $$(echo $$plain) use"; \
+		$(GO) build $$s; fi
+	@logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; fail=; \
+	printf '%s\n' $(QUEUE) | xargs -P 2 -I{} $(MAKE) --no-print-directory test-item ITEM={} LOGS="$$logs" || fail=1; \
+	for i in $(QUEUE); do cat "$$logs/$$(echo "$$i" | tr /: __).log"; done; \
+	if [ -n "$$fail" ]; then echo "make $(firstword $(MAKECMDGOALS)): an item failed (== FAIL above)"; exit 1; fi
+
+# test-item: one item of a test queue, ITEM (race:MODULE, plain:MODULE or plain:norace), its output into LOGS.
 test-item:
-	@log="$(LOGS)/$(subst /,_,$(ITEM)).log"; start=$$(date +%s); \
-	if [ "$(ITEM)" = norace ]; then $(MAKE) --no-print-directory test-norace >"$$log" 2>&1; \
-	else { echo "== go test -race $(ITEM)"; cd $(ITEM) && $(GO) test -race $(TESTFLAGS) -count=1 ./...; } >"$$log" 2>&1; fi \
+	@log="$(LOGS)/$(subst :,_,$(subst /,_,$(ITEM))).log"; start=$$(date +%s); mode=$(word 1,$(subst :, ,$(ITEM))); dir=$(word 2,$(subst :, ,$(ITEM))); \
+	if [ "$$dir" = norace ]; then $(MAKE) --no-print-directory test-norace >"$$log" 2>&1; \
+	elif [ "$$mode" = race ]; then { echo "== go test -race $$dir"; cd $$dir && $(GO) test $(RACEFLAGS) -count=1 ./...; } >"$$log" 2>&1; \
+	else { echo "== go test $$dir (no race detector)"; cd $$dir && $(GO) test -count=1 ./...; } >"$$log" 2>&1; fi \
 	&& echo "== ok   $(ITEM) ($$(( $$(date +%s) - start )) s)" || { echo "== FAIL $(ITEM)"; exit 1; }
 
 ## test-norace: the tests that skip under the race detector (NORACE_TESTS), without it.
 test-norace:
 	@echo "== go test (no race detector) -run '$(norace_run)' $(NORACE_PKGS)"
-	@out=$$($(GO) test $(TESTFLAGS) -count=1 -v -run '$(norace_run)' $(NORACE_PKGS) 2>&1) || { echo "$$out"; exit 1; }; \
+	@out=$$($(GO) test -count=1 -v -run '$(norace_run)' $(NORACE_PKGS) 2>&1) || { echo "$$out"; exit 1; }; \
 	echo "$$out" | grep -E '^(--- |ok |FAIL)'; \
 	ran=$$(echo "$$out" | grep -c '^--- PASS'); \
 	if [ "$$ran" -ne $(words $(NORACE_TESTS)) ]; then \
