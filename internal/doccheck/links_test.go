@@ -13,7 +13,7 @@ import (
 // linked are the Markdown files whose links to the repository must hold: the
 // README links the generated docs instead of quoting their figures, so a
 // renamed section must not leave it pointing at nothing.
-var linked = []string{"README.md", "docs/design.md", "docs/E2E.md", "docs/demo.md", "docs/teleport.md", "cmd/demo/README.md"}
+var linked = []string{"README.md", "CONTRIBUTING.md", "docs/design.md", "docs/E2E.md", "docs/demo.md", "docs/teleport.md", "cmd/demo/README.md"}
 
 // link matches a Markdown link's target: [text](target).
 var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
