@@ -65,7 +65,7 @@ var constants = []struct{ doc, text, why string }{
 	{design, "(4 KiB, 16 KiB, 64 KiB, 256 KiB, then 1 MiB)", "the chunk classes (pkg/teebody/chunk.go)"},
 	{design, "exceed the body by less than 4 KiB (a 65 KiB body: 64 + 4 KiB, not 256 KiB)", "the chunk classes"},
 	{design, "chunks of at most 64 KiB", "the largest chunk class a streaming body takes"},
-	{design, "per-request limit (50 MiB by default", "teebody.DefaultLimit, transport.DefaultPerRequestBytes"},
+	{design, "per-request limit (50 MiB by default", "transport.DefaultPerRequestBytes, and defaultLimit in pkg/teebody"},
 	{design, "reads at most 1 MiB", "readAhead in pkg/teebody"},
 	{design, "one chunk of at most 64 KiB ahead", "the largest chunk class a streaming body takes"},
 	{design, "(at least the smallest class, 4 KiB)", "the smallest chunk class"},

@@ -23,11 +23,11 @@ func TestReleaseRunsOnceAtZero(t *testing.T) {
 	}
 	c.Release()
 	c.Release()
-	if calls != 0 || c.Released() {
+	if calls != 0 || c.released() {
 		t.Fatalf("released with references left (calls %d)", calls)
 	}
 	c.Release()
-	if calls != 1 || !c.Released() {
+	if calls != 1 || !c.released() {
 		t.Fatalf("release ran %d times at zero, want 1", calls)
 	}
 }
@@ -38,7 +38,7 @@ func TestAcquireAfterReleaseReportsFalse(t *testing.T) {
 	if c.Acquire() {
 		t.Fatal("Acquire after release reported true")
 	}
-	if !c.Released() {
+	if !c.released() {
 		t.Fatal("a failed Acquire revived the count")
 	}
 }

@@ -6,35 +6,25 @@ import (
 	"sync/atomic"
 )
 
-// Budget is a byte budget shared by many bodies: what all the Tees that use it
-// keep for replays together never exceeds its total. Beyond it, each Tee may
-// hold one chunk that is not charged (at most 64 KiB): the chunk of a body
-// that only streams, or the chunk a replayable body reads into while nothing
-// is free, charged only once bytes have arrived into it. A closed Tee gives
-// back everything it holds at once but the chunk its filler is reading into,
-// which stays charged until that Read returns (Tee.Close), so the bound
-// holds after the end of a request too.
+// Budget is a byte budget shared by many Tees. What they keep for replays
+// together never exceeds its total. Beyond it, each Tee may hold one
+// uncharged chunk of at most 64 KiB. A closed Tee gives its charge back at
+// once. A chunk its filler is still reading into goes back when that Read
+// returns (see Tee.Close).
 //
-// A Budget never blocks, and it takes nothing from one body for another
-// before the other's bytes have arrived. A Tee about to read takes a chunk
-// from what is free, settling for a smaller one if need be; when nothing is
-// free it reads into an uncharged chunk, and charges it once bytes have
-// arrived. Only then, if the budget is still spent, may one other body yield
-// to it: the replayable body whose yield frees the most (what its newest
-// follower has read: what it has read ahead and not yet streamed stays
-// charged), and only if that alone covers what the asking body is known to
-// need (the rest of a body of known length, else all it will hold once
-// served) and it holds more than the asking body will then hold. A body
-// makes at most one other yield in its life. The body that yields drops
-// what its newest follower has read, streams on, and its replays fail with
-// ReasonYielded. When no body can so yield, the asking
-// body streams on instead, and its replays fail with ReasonNoBudget. Either
-// way only a replay is lost, never a request; nobody waits; and a replay is
-// never lost for budget that nobody gets. (A blocking acquire would be wrong
-// twice over: a request larger than the total would wait until its context
-// ended, and waiters are served in order, so one large body would stall
-// every small one behind it, as golang.org/x/sync/semaphore's Weighted
-// does.)
+// A Budget never blocks, and never fails a request: at worst a replay is
+// lost. A Tee takes each chunk from what is free, settling for a smaller one.
+// When nothing is free, it charges the chunk once bytes have arrived in it.
+// If the budget is still spent then, one other body may yield to it:
+//
+//   - It is the replayable body whose yield frees the most.
+//   - What it frees covers what the asking body is known to need.
+//   - It holds more than the asking body will then hold.
+//   - A body makes at most one other body yield in its life.
+//
+// The body that yields drops what its newest follower has read, and its
+// replays fail with ReasonYielded. When no body can yield, the asking body's
+// replays fail with ReasonNoBudget instead. Either body streams on.
 //
 // A Budget is safe for concurrent use by multiple goroutines. Its zero value
 // is not usable; create one with NewBudget.
@@ -63,7 +53,7 @@ type Budget struct {
 // nothing in those that cannot, which are not in the heap.
 const maxReclaimTries = 8
 
-// NewBudget returns a budget of totalBytes. A total of zero or less holds
+// NewBudget returns a Budget of totalBytes. A total of zero or less holds
 // nothing: every body that uses it streams through without being kept.
 func NewBudget(totalBytes int64) *Budget {
 	return &Budget{total: max(totalBytes, 0)}
@@ -79,13 +69,13 @@ func (b *Budget) InUse() int64 { return b.inUse.Load() }
 // Peak returns the highest value InUse has had.
 func (b *Budget) Peak() int64 { return b.peak.Load() }
 
-// Yields returns how many bodies have given their budget back to smaller
-// ones and lost their replay (ReasonYielded).
+// Yields returns how many bodies have yielded their budget to smaller ones,
+// losing their replay (ReasonYielded).
 func (b *Budget) Yields() int64 { return b.yields.Load() }
 
-// YieldedBytes returns the bytes those yields gave back. Each yield gives
+// yieldedBytes returns the bytes those yields gave back. Each yield gives
 // back at least what the body it yielded to took beyond what was free.
-func (b *Budget) YieldedBytes() int64 { return b.freed.Load() }
+func (b *Budget) yieldedBytes() int64 { return b.freed.Load() }
 
 // takeFree charges t, whose mu the caller holds, for a chunk of size bytes
 // from what is free, or else for the largest smaller chunk class that fits,

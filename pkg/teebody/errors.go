@@ -2,14 +2,14 @@ package teebody
 
 import "errors"
 
-// ErrNotReplayable is the errors.Is target for every refused replay: a
-// NewReader call that cannot give the body again from its first byte, and a
-// follower's Read whose bytes were dropped before it could read them. The
-// error actually returned is a NotReplayableError, which says why.
+// ErrNotReplayable matches every refused replay with errors.Is. NewReader
+// refuses a replay when it cannot give the body again from its first byte.
+// A follower's Read refuses one when the bytes it needs were dropped. The
+// error returned is a NotReplayableError, which says why.
 var ErrNotReplayable = errors.New("teebody: body is not replayable")
 
-// ErrClosed is returned by a follower's Read after that follower was closed
-// or after the Tee was closed (the request is over).
+// ErrClosed is returned by a follower's Read once that follower or its Tee
+// is closed.
 var ErrClosed = errors.New("teebody: read on closed body")
 
 // errTeeClosedTwice is returned by the second and later calls of Tee.Close.
@@ -20,18 +20,19 @@ type Reason int
 
 // The reasons a replay is refused.
 const (
-	// ReasonTooLarge: the body grew past the per-request limit, so its start
-	// was not kept.
+	// ReasonTooLarge: the body grew past its limit, so its start was not
+	// kept.
 	ReasonTooLarge Reason = iota + 1
 	// ReasonNoBudget: the shared Budget could not hold the body.
 	ReasonNoBudget
-	// ReasonStreamedPast: a response arrived (Seal), so no replay can happen
-	// any more and the bytes a replay needs are being dropped.
+	// ReasonStreamedPast: a response arrived (Seal), so no replay can
+	// happen. The bytes a replay needs are being dropped.
 	ReasonStreamedPast
-	// ReasonClosed: the Tee was closed; the request is over.
+	// ReasonClosed: the Tee was closed, so the request is over.
 	ReasonClosed
 	// ReasonYielded: the shared Budget took back what the body's newest
-	// follower had read, for a body that will then hold less (see Budget).
+	// follower had read. It went to a body that will then hold less (see
+	// Budget).
 	ReasonYielded
 
 	// reasonEnd is one past the last reason: a new reason goes above it, and
@@ -54,8 +55,8 @@ var reasonWords = [reasonEnd]struct{ label, text string }{
 func (r Reason) known() bool { return r > 0 && r < reasonEnd }
 
 // String returns a short lower-case name of the reason, suitable as a metric
-// label: "too_large", "no_budget", "streamed_past", "closed", "yielded";
-// "unknown" for any other value.
+// label. The names are "too_large", "no_budget", "streamed_past", "closed"
+// and "yielded". Any other value is "unknown".
 func (r Reason) String() string {
 	if !r.known() {
 		return "unknown"
@@ -65,24 +66,22 @@ func (r Reason) String() string {
 
 // NotReplayableError reports that a body cannot be given again from its first
 // byte, and why. errors.Is(err, ErrNotReplayable) holds for every
-// NotReplayableError; errors.As reads it out of a wrapped error:
+// NotReplayableError. errors.As reads it out of a wrapped error:
 //
 //	var nre teebody.NotReplayableError
 //	if errors.As(err, &nre) {
 //		log.Print(nre.Reason())
 //	}
 //
-// It is a value, compared by its reason, so that no holder of one can change
-// what another sees; the zero value has no reason (Reason 0, "unknown").
+// It is a value, compared by its reason, so no holder of one can change what
+// another sees. The zero value has no reason: its Reason is 0, "unknown".
 type NotReplayableError struct {
 	reason Reason
 }
 
-// NotReplayable returns the NotReplayableError for reason r, as an error.
-// It allocates nothing: it is for a caller that refuses a replay on its own
-// terms and wants the same handling (errors.Is ErrNotReplayable, and so
-// transport.ShouldRetryLater's 429), and for tests.
-func NotReplayable(r Reason) error {
+// notReplayable returns the NotReplayableError for reason r, as an error. It
+// allocates nothing.
+func notReplayable(r Reason) error {
 	return NotReplayableError{reason: r}
 }
 
@@ -105,11 +104,11 @@ func (e NotReplayableError) Is(target error) bool {
 // The errors handed out, boxed once so that refusing a replay allocates
 // nothing.
 var (
-	errTooLarge     = NotReplayable(ReasonTooLarge)
-	errNoBudget     = NotReplayable(ReasonNoBudget)
-	errStreamedPast = NotReplayable(ReasonStreamedPast)
-	errOver         = NotReplayable(ReasonClosed)
-	errYielded      = NotReplayable(ReasonYielded)
+	errTooLarge     = notReplayable(ReasonTooLarge)
+	errNoBudget     = notReplayable(ReasonNoBudget)
+	errStreamedPast = notReplayable(ReasonStreamedPast)
+	errOver         = notReplayable(ReasonClosed)
+	errYielded      = notReplayable(ReasonYielded)
 )
 
 // errInvalidRead is the source's terminal error when its Read returned a

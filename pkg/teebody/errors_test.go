@@ -11,15 +11,15 @@ import (
 func TestReasonTable(t *testing.T) {
 	labels, texts := map[string]bool{}, map[string]bool{}
 	for r := Reason(1); r < reasonEnd; r++ {
-		label, text := r.String(), NotReplayable(r).Error()
+		label, text := r.String(), notReplayable(r).Error()
 		if label == "unknown" || labels[label] || texts[text] || text == ErrNotReplayable.Error() {
 			t.Errorf("reason %d: label %q, error %q: missing or twice", int(r), label, text)
 		}
 		labels[label], texts[text] = true, true
 	}
 	for _, r := range []Reason{0, reasonEnd, -1} {
-		if r.String() != "unknown" || NotReplayable(r).Error() != ErrNotReplayable.Error() {
-			t.Errorf("reason %d: %q, %q; want unknown", int(r), r.String(), NotReplayable(r).Error())
+		if r.String() != "unknown" || notReplayable(r).Error() != ErrNotReplayable.Error() {
+			t.Errorf("reason %d: %q, %q; want unknown", int(r), r.String(), notReplayable(r).Error())
 		}
 	}
 }
@@ -29,7 +29,7 @@ func TestReasonTable(t *testing.T) {
 // caller's own, so nothing a caller does with it changes what the Tee hands
 // out next.
 func TestNotReplayableErrorIsAValue(t *testing.T) {
-	if NotReplayable(ReasonNoBudget) != errNoBudget || NotReplayable(ReasonNoBudget) == errTooLarge {
+	if notReplayable(ReasonNoBudget) != errNoBudget || notReplayable(ReasonNoBudget) == errTooLarge {
 		t.Error("errors of one reason differ, or of two reasons match")
 	}
 	var nre NotReplayableError
@@ -44,7 +44,7 @@ func TestNotReplayableErrorIsAValue(t *testing.T) {
 
 func TestNotReplayableAllocatesNothing(t *testing.T) {
 	var err error
-	if n := testing.AllocsPerRun(100, func() { err = NotReplayable(ReasonYielded) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { err = notReplayable(ReasonYielded) }); n != 0 {
 		t.Errorf("NotReplayable: %v allocations, want 0", n)
 	}
 	if !errors.Is(err, ErrNotReplayable) {

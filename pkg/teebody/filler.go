@@ -9,7 +9,7 @@ const maxEmptyReads = 100
 // readAhead is how far the filler reads past the furthest follower while
 // replays are possible: the window Go's HTTP/2 server grants a stream. So
 // the filler reads no more of the client than the upstream's flow control
-// lets the transport take, plus this much, and a slow upstream slows the
+// lets the body's sender take, plus this much, and a slow upstream slows the
 // client down as it does through a plain proxy. Once replays are refused, the
 // filler reads only when the newest follower has read everything.
 const readAhead = 1 << 20

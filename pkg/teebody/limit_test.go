@@ -205,7 +205,7 @@ func TestAnnouncedTooLargeTakesNothingBack(t *testing.T) {
 		t.Fatalf("a: %d bytes, %v", len(got), err)
 	}
 	for _, limit := range []int64{
-		DefaultLimit, // b announces more than the budget
+		defaultLimit, // b announces more than the budget
 		4 << 10,      // b announces more than its limit
 	} {
 		second := randomBytes(16<<10, 9)
@@ -284,7 +284,7 @@ func TestSealDropsBehindNewest(t *testing.T) {
 
 func TestNotReplayableErrorMatches(t *testing.T) {
 	for _, r := range []Reason{ReasonTooLarge, ReasonNoBudget, ReasonStreamedPast, ReasonClosed, ReasonYielded} {
-		var err error = NotReplayable(r)
+		var err error = notReplayable(r)
 		wrapped := errors.Join(errors.New("http2: RoundTrip"), err)
 		if !errors.Is(wrapped, ErrNotReplayable) {
 			t.Errorf("%v: errors.Is(ErrNotReplayable) = false", r)

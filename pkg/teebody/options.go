@@ -1,49 +1,71 @@
 package teebody
 
-// DefaultLimit is the per-request limit of a Tee made without WithLimit:
-// 50 MiB.
-const DefaultLimit = 50 << 20
+// defaultLimit is the per-request limit of a Tee made without WithLimit.
+const defaultLimit = 50 << 20
 
-// An Option configures a Tee made by New.
-type Option func(*Tee)
+// An Option configures a Tee made by New. Only the With functions of this
+// package make Options: New panics on any other.
+type Option interface {
+	apply(*Tee)
+}
 
-// WithLimit sets the most a Tee keeps for replays, in bytes of chunk capacity
-// (a little more than the body bytes they hold, never more than the limit). A
-// body that grows past it goes on streaming to the newest follower, and its
+// optionFunc is every Option of this package: a function that sets a field
+// of a Tee under construction.
+type optionFunc func(*Tee)
+
+// apply makes an optionFunc an Option. New calls the function directly: see
+// applyOption.
+func (f optionFunc) apply(t *Tee) { f(t) }
+
+// applyOption applies o to t. It calls the optionFunc directly instead of
+// o.apply through the interface: that call would move each option, and
+// what it holds, to the heap. That is four more allocations per Tee, which
+// TestAllocsNewWithOptions and the bench module's
+// TestAllocsPerBufferedRequest count. An Option of another type can only
+// embed one of this package's; it is refused rather than half applied.
+func (t *Tee) applyOption(o Option) {
+	f, ok := o.(optionFunc)
+	if !ok {
+		panic("teebody: an Option not made by a With function of this package")
+	}
+	f(t)
+}
+
+// WithLimit sets the most a Tee keeps for replays, in bytes of chunk
+// capacity. Chunk capacity is a little more than the body bytes it holds. A
+// body that grows past the limit streams on to the newest follower, and its
 // replays fail with ReasonTooLarge. A limit of zero or less keeps nothing.
 func WithLimit(perRequestBytes int64) Option {
-	return func(t *Tee) { t.limit = perRequestBytes }
+	return optionFunc(func(t *Tee) { t.limit = perRequestBytes })
 }
 
 // WithOnDone makes the Tee call f once it is done, right after it closes the
-// channel Done returns: on the goroutine that let go last (the one calling
-// Close, the filler, or the goroutine that closed the source), never before
-// Close. f must not block. It lets an owner that tracks many Tees learn of
-// their end without a goroutine waiting on each Done.
+// channel Done returns. f runs on the goroutine that lets go last: the one
+// calling Close, the filler, or the one closing the source. It never runs
+// before Close. f must not block. An owner of many Tees thus learns of their
+// end without a goroutine waiting on each Done.
 func WithOnDone(f func()) Option {
-	return func(t *Tee) { t.onDone = f }
+	return optionFunc(func(t *Tee) { t.onDone = f })
 }
 
-// WithBudget makes the Tee charge what it keeps to b, a budget shared with
-// other Tees. When b has nothing free once bytes have arrived, a body that
-// holds more and has that much to give may yield to this one (see Budget);
-// when none can, the body goes on streaming to the newest follower, and its
-// replays fail with ReasonNoBudget. The Tee gives back all it took when it is closed, or
-// earlier, as soon as it drops bytes that no replay can need. A nil b means
-// no shared budget.
+// WithBudget makes the Tee charge what it keeps to b, a Budget shared with
+// other Tees. When b is spent, another body may yield to this one (see
+// Budget). Else this body loses its replay (ReasonNoBudget) and streams on.
+// The Tee gives back its whole charge when it is closed. It gives back a
+// chunk earlier once no replay can need the chunk. A nil b means no shared
+// budget.
 func WithBudget(b *Budget) Option {
-	return func(t *Tee) { t.budget = b }
+	return optionFunc(func(t *Tee) { t.budget = b })
 }
 
-// WithSizeHint tells the Tee the body's length when it is known in advance
-// (a request's ContentLength). The hint only ever makes chunks smaller: each
-// is at most what the body has left, so that the chunks exceed the body by
-// less than 4 KiB, and the filler finds the end without taking another
-// chunk. It never makes one larger than the bytes that have arrived, so a
-// client that announces much and sends little holds little. A body that
-// announces more than its limit or its budget could keep takes no budget back
-// from others. A hint of zero or less means unknown. A wrong hint costs only
-// memory or reads: the bytes are the source's, whatever it said.
+// WithSizeHint tells the Tee the body's length, when it is known in advance,
+// as a request's ContentLength is. The hint only ever makes chunks smaller.
+// Each chunk is at most what the body has left, so the chunks exceed the
+// body by less than 4 KiB. The filler then finds the end without taking
+// another chunk. A chunk is never larger than the bytes that have arrived,
+// whatever the hint. A body that announces more than its limit or its budget
+// can keep makes no other body yield. A hint of zero or less means unknown.
+// A wrong hint costs only memory or reads: the bytes are the source's.
 func WithSizeHint(n int64) Option {
-	return func(t *Tee) { t.sizeHint = max(n, 0) }
+	return optionFunc(func(t *Tee) { t.sizeHint = max(n, 0) })
 }

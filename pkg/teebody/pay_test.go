@@ -128,7 +128,7 @@ func checkYieldsPaid(t *testing.T, budget *Budget) {
 	budget.mu.Lock()
 	taken := budget.takenFromYields
 	budget.mu.Unlock()
-	if freed := budget.YieldedBytes(); freed < taken {
+	if freed := budget.yieldedBytes(); freed < taken {
 		t.Errorf("yields freed %d bytes, the bodies they yielded to took %d from them", freed, taken)
 	}
 }

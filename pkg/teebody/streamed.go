@@ -1,23 +1,20 @@
 package teebody
 
 // AfterStreamed arranges for f to run once the newest follower is done with
-// the body: one of its Reads returned an error (io.EOF, the source's own
-// error, ErrClosed or a *NotReplayableError), or it was closed. That is how
-// an owner that has its response learns when the inner transport stopped
-// sending the body, to call Close then rather than cut the upload short.
+// the body: one of its Reads returned an error, io.EOF included, or it was
+// closed. An owner that has its response thus learns when the body's sender
+// stopped. It can then call Close without cutting the upload short.
 //
-// It returns true if it keeps f, and false if it does not: the newest
+// AfterStreamed reports whether it keeps f. It does not if the newest
 // follower is done already, no follower was handed out, or the Tee is
-// closed; the caller then acts at once. A kept f runs exactly once, on the
-// goroutine of the Read or Close that finished the newest follower, after
-// that call released the Tee's lock (so f may call any method of the Tee,
-// Close included), and before that Read or Close returns. If Close comes
-// before the newest follower is done, f never runs. A second call replaces
-// an f not yet run.
+// closed. The caller then acts at once. A kept f runs exactly once, on the
+// goroutine of the Read or Close that finished the newest follower. It runs
+// after that call released the Tee's lock, so f may call any method of the
+// Tee, Close included. It runs before that Read or Close returns. If Close
+// comes first, f never runs. A second call replaces an f not yet run.
 //
-// Call it after Seal: until replays are refused, NewReader may hand out a
-// newer follower, and f then waits for that one. AfterStreamed never blocks
-// on the source.
+// Call it after Seal: until then, NewReader may hand out a newer follower,
+// and f would wait for that one. AfterStreamed never blocks on the source.
 func (t *Tee) AfterStreamed(f func()) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

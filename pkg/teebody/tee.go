@@ -9,18 +9,17 @@ import (
 	"github.com/teebody/teebody/pkg/refcount"
 )
 
-// Tee makes one request body readable several times from its first byte, by
-// any number of followers, while a single filler goroutine reads the source.
+// Tee makes one request body readable several times from its first byte.
+// Any number of followers read it, while one filler goroutine reads the
+// source.
 //
-// The owner (usually an http.RoundTripper) makes a Tee around the body with
-// New, hands out followers with NewReader — the first as Request.Body, the
-// next ones from Request.GetBody —, calls Seal once a response has arrived,
-// and calls Close when the request is over (Close states what then holds).
-// See the package documentation for the whole life cycle.
+// The owner makes a Tee around the body with New. It hands out followers
+// with NewReader: the first as Request.Body, later ones from
+// Request.GetBody. It calls Seal once a response has arrived, and Close when
+// the request is over.
 //
-// The methods of Tee, and those of the followers it hands out, are safe to
-// call concurrently from multiple goroutines, in parallel with each other and
-// with Close.
+// The methods of a Tee and of its followers are safe to call concurrently
+// from multiple goroutines, in parallel with each other and with Close.
 type Tee struct {
 	src      io.ReadCloser // read by the filler only; closed once (see sourceClosing)
 	limit    int64         // most chunk capacity kept for replays; fixed by New
@@ -104,19 +103,19 @@ type Tee struct {
 	testHookUnlocked func()
 }
 
-// New returns a Tee that reads src in the background, once a follower first
-// asks for data, and keeps what it reads for replays within the limit (50 MiB
-// unless WithLimit says otherwise) and the budget given by WithBudget.
+// New returns a Tee around src. The Tee reads src in the background, once a
+// follower first asks for data. It keeps what it reads for replays, within
+// its limit and its budget. The limit is 50 MiB unless WithLimit sets it.
+// There is no budget unless WithBudget sets one.
 //
-// The Tee owns src from now on: it is read only by the Tee's filler goroutine
-// and closed exactly once: by the filler as soon as src returned io.EOF,
-// otherwise after Close (see Close). The caller must call Close when the
-// request is over.
+// The Tee owns src from now on. Only its filler goroutine reads src. The Tee
+// closes src exactly once: as soon as src returns io.EOF, or else after
+// Close. The caller must call Close when the request is over.
 func New(src io.ReadCloser, opts ...Option) *Tee {
-	t := &Tee{src: src, limit: DefaultLimit, done: make(chan struct{}), slot: -1}
+	t := &Tee{src: src, limit: defaultLimit, done: make(chan struct{}), slot: -1}
 	t.log = t.logArray[:0]
 	for _, o := range opts {
-		o(t)
+		t.applyOption(o)
 	}
 	t.data.L = &t.mu
 	t.room.L = &t.mu
@@ -124,17 +123,20 @@ func New(src io.ReadCloser, opts ...Option) *Tee {
 	return t
 }
 
-// NewReader returns a follower: a reader of the body from its first byte,
-// which reads what the filler keeps and never touches the source itself. It
-// has the signature of http.Request.GetBody.
+// NewReader returns a follower: a reader of the body from its first byte. A
+// follower reads what the filler keeps, and never touches the source.
+// NewReader has the signature of http.Request.GetBody.
 //
-// The first call succeeds unless the Tee is closed. A later call fails with a
-// NotReplayableError (errors.Is(err, ErrNotReplayable)) once a replay is
-// impossible: the body outgrew the limit or the budget, yielded its budget
-// to another body, Seal was called, or the Tee is closed. A follower
-// abandoned without Close holds nothing beyond the Tee's Close. Until then,
-// once replays are refused, the bytes the newest follower has not read stay
-// kept (within the limit and the budget).
+// The first call succeeds unless the Tee is closed. A later call fails with
+// a NotReplayableError once a replay is impossible:
+//
+//   - the body outgrew its limit or its budget;
+//   - it yielded its budget to another body;
+//   - Seal was called;
+//   - the Tee is closed.
+//
+// A follower left without Close holds nothing after the Tee's Close. Before
+// it, the bytes that the newest follower has not read stay kept.
 func (t *Tee) NewReader() (io.ReadCloser, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -156,15 +158,14 @@ func (t *Tee) NewReader() (io.ReadCloser, error) {
 	return f, nil
 }
 
-// Seal tells the Tee that a response has arrived, so no replay can happen any
-// more: NewReader fails from now on with ReasonStreamedPast (unless the body
-// was already refused for another reason), and every chunk the newest
-// follower has finished is dropped at once, and from then on as soon as it
-// has read it.
-// The newest follower keeps streaming the rest of the body.
+// Seal tells the Tee that a response has arrived, so no replay can happen
+// any more. NewReader fails from then on with ReasonStreamedPast, unless an
+// earlier reason applies. Every chunk the newest follower has finished is
+// dropped at once. Later chunks are dropped as soon as it has read them. The
+// newest follower keeps streaming the rest of the body.
 //
-// Seal never blocks on the source. Calling it more than once, or after Close,
-// does nothing.
+// Seal never blocks on the source. Calling it more than once, or after
+// Close, does nothing.
 func (t *Tee) Seal() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -175,39 +176,30 @@ func (t *Tee) Seal() {
 	t.trimLocked()
 }
 
-// Close ends the request; what follows is the whole contract of the end of a
-// request, on which package transport's Transport.RoundTrip builds. Close
-// never blocks on the source and never calls it, so it may be called
-// from any goroutine, while a follower's Read or the filler's Read of the
-// source is pending. From its return on:
+// Close ends the request. It never blocks on the source and never calls it.
+// It may be called from any goroutine, while a Read is pending. When Close
+// returns:
 //
-//   - Nothing is handed out: every follower's next Read, and a Read that was
-//     waiting, fails with ErrClosed, whether the follower was closed, left
-//     open or abandoned; NewReader fails with ReasonClosed.
-//   - The memory goes back at once: the log's chunks return to their pool
-//     and their charge to the Budget, whatever followers are left open. The
-//     one exception is the chunk the filler is reading the source into: it
-//     stays charged until that Read returns, and goes back then, before Done
-//     is closed. So a client that stalls its upload after the end of its
-//     request holds nothing beyond the budget.
-//   - The source is not read again. The filler checks the state under the
-//     Tee's lock before each Read of the source, and once more, with an
-//     atomic load, just after it let the lock go; a filler descheduled
-//     between that load and the call can still start one Read after Close
-//     returned, and whatever that Read brings is dropped. (Closing that
-//     window would make Close wait for the filler, which may be inside a
-//     Read of the source: invariant 2.)
-//   - The source is closed exactly once, and never by Close itself, so never
-//     on the caller's goroutine: by the filler, as soon as the source
-//     returned io.EOF (no Read of it can be pending then), otherwise on a
-//     goroutine that Close starts, because the Close of an HTTP/1 server's
-//     request body waits for a pending Read and drains the rest of the
-//     client's upload.
+//   - Every follower's Read fails with ErrClosed, one that was waiting
+//     included. NewReader fails with ReasonClosed.
+//   - The chunks go back to their pool, and their charge to the Budget. The
+//     chunk the filler is reading into goes back when that Read returns.
+//   - The source is not read again. One Read may still start right after
+//     Close, if the filler was about to call it; what it brings is dropped.
+//   - The source is closed exactly once, never on the caller's goroutine: by
+//     the filler after io.EOF, or else by a goroutine that Close starts.
 //   - Done is closed once the filler has exited and the source's Close has
-//     returned; then the function given with WithOnDone runs.
+//     returned. Then the function given with WithOnDone runs.
 //
 // Close returns nil. A second call changes nothing and returns an error.
 func (t *Tee) Close() error {
+	// The filler checks t.ended just before each source Read (readUnlocked).
+	// Closing the window between that check and the call would make Close
+	// wait for the filler, which may be inside a Read: invariant 2.
+	//
+	// The source's Close runs on a goroutine of its own, because the Close
+	// of an HTTP/1 server's request body waits for a pending Read and drains
+	// the rest of the client's upload (docs/design.md, fact 7).
 	t.mu.Lock()
 	if t.over {
 		t.mu.Unlock()
@@ -247,17 +239,17 @@ func (t *Tee) finish() {
 	}
 }
 
-// Done returns a channel that is closed once the Tee is closed, the source
-// closed and the filler goroutine exited: once nothing the Tee started is
-// left. It stays open as long as the source blocks a Read or a Close.
+// Done returns a channel that is closed once nothing the Tee started is
+// left: the Tee is closed, the source closed, and the filler goroutine
+// exited. It stays open as long as the source blocks a Read or a Close.
 func (t *Tee) Done() <-chan struct{} {
 	return t.done
 }
 
 // ReplayErr returns nil while every byte read so far is kept, so that
-// NewReader can still hand out a replay; otherwise the NotReplayableError
-// that says why not (ReasonClosed once the Tee is closed, unless an earlier
-// reason applies).
+// NewReader can still hand out a replay. Otherwise it returns the
+// NotReplayableError that says why not. Once the Tee is closed, that is
+// ReasonClosed, unless an earlier reason applies.
 func (t *Tee) ReplayErr() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()

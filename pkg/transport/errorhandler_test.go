@@ -99,14 +99,14 @@ func TestShouldRetryLater(t *testing.T) {
 	}{
 		{nil, false},
 		{teebody.ErrNotReplayable, true},
-		{teebody.NotReplayable(teebody.ReasonNoBudget), true},
-		{teebody.NotReplayable(teebody.ReasonTooLarge), true},
-		{teebody.NotReplayable(teebody.ReasonStreamedPast), true},
-		{fmt.Errorf("proxy: %w", teebody.NotReplayable(teebody.ReasonClosed)), true},
-		{&url.Error{Op: "Post", URL: "https://x", Err: teebody.NotReplayable(teebody.ReasonNoBudget)}, true},
+		{transport.RefusedReplay(t, teebody.ReasonNoBudget), true},
+		{transport.RefusedReplay(t, teebody.ReasonTooLarge), true},
+		{transport.RefusedReplay(t, teebody.ReasonStreamedPast), true},
+		{fmt.Errorf("proxy: %w", transport.RefusedReplay(t, teebody.ReasonClosed)), true},
+		{&url.Error{Op: "Post", URL: "https://x", Err: transport.RefusedReplay(t, teebody.ReasonNoBudget)}, true},
 		// apimachinery's proxy transport flattens the error into a string
 		// (UpgradeAwareHandler with wrapTransport true).
-		{errors.New("error trying to reach service: " + teebody.NotReplayable(teebody.ReasonNoBudget).Error()), true},
+		{errors.New("error trying to reach service: " + transport.RefusedReplay(t, teebody.ReasonNoBudget).Error()), true},
 		{errors.New("error trying to reach service: " + teebody.ErrNotReplayable.Error()), true},
 		{errors.New("error trying to reach service: teebody: read on closed body"), false},
 		{goaway, true},
@@ -142,7 +142,7 @@ func TestErrorHandler(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("x"))
 
 	rec := httptest.NewRecorder()
-	tr.ErrorHandler(rec, req, fmt.Errorf("round trip: %w", teebody.NotReplayable(teebody.ReasonNoBudget)))
+	tr.ErrorHandler(rec, req, fmt.Errorf("round trip: %w", transport.RefusedReplay(t, teebody.ReasonNoBudget)))
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "5" {
 		t.Errorf("not replayable: status %d, Retry-After %q; want 429, 5", rec.Code, rec.Header().Get("Retry-After"))
 	}

@@ -166,7 +166,7 @@ func ExampleWriteRetryLater() {
 
 func ExampleShouldRetryLater() {
 	for _, err := range []error{
-		teebody.NotReplayable(teebody.ReasonNoBudget),
+		teebody.ErrNotReplayable,
 		errors.New("net/http: cannot rewind body after connection loss"),
 		errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"),
 	} {
@@ -225,7 +225,7 @@ func ExampleTransport_Responder() {
 	responder := tr.Responder()
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/default/configmaps", nil)
 	for _, err := range []error{
-		teebody.NotReplayable(teebody.ReasonTooLarge),
+		teebody.ErrNotReplayable,
 		errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"),
 	} {
 		rec := httptest.NewRecorder()

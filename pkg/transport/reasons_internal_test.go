@@ -18,7 +18,7 @@ func TestEveryReasonCounted(t *testing.T) {
 	for r := teebody.Reason(1); r.String() != "unknown"; r++ {
 		all = append(all, r)
 		tr := New(nil, DefaultConfig())
-		tr.countRefusal(fmt.Errorf("http2: %w", teebody.NotReplayable(r)))
+		tr.countRefusal(fmt.Errorf("http2: %w", RefusedReplay(t, r)))
 		got := tr.Stats().ReplaysRefused
 		var sum int64
 		for _, field := range refusals {
