@@ -21,7 +21,7 @@ all: lint test
 # counts mean nothing while the race detector makes sync.Pool drop items at random. make test runs them once more
 # without it, and fails unless each of them ran and passed. A test that skips under -race (raceEnabled, in a
 # package's race_test.go) belongs in this list.
-NORACE_TESTS := TestAllocsOneKiB TestAllocsPerBufferedRequest
+NORACE_TESTS := TestAllocsOneKiB TestAllocsPerBufferedRequest TestAllocsNewWithOptions
 NORACE_PKGS  := ./pkg/teebody ./bench
 norace_run   := ^($(subst $(eval) ,|,$(strip $(NORACE_TESTS))))$$
 

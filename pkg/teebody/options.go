@@ -3,32 +3,10 @@ package teebody
 // defaultLimit is the per-request limit of a Tee made without WithLimit.
 const defaultLimit = 50 << 20
 
-// An Option configures a Tee made by New. Only the With functions of this
-// package make Options: New panics on any other.
-type Option interface {
-	apply(*Tee)
-}
-
-// optionFunc is every Option of this package: a function that sets a field
-// of a Tee under construction.
-type optionFunc func(*Tee)
-
-// apply makes an optionFunc an Option. New calls the function directly: see
-// applyOption.
-func (f optionFunc) apply(t *Tee) { f(t) }
-
-// applyOption applies o to t. It calls the optionFunc directly instead of
-// o.apply through the interface: that call would move each option, and
-// what it holds, to the heap. That is four more allocations per Tee, which
-// TestAllocsNewWithOptions and the bench module's
-// TestAllocsPerBufferedRequest count. An Option of another type can only
-// embed one of this package's; it is refused rather than half applied.
-func (t *Tee) applyOption(o Option) {
-	f, ok := o.(optionFunc)
-	if !ok {
-		panic("teebody: an Option not made by a With function of this package")
-	}
-	f(t)
+// An Option configures a Tee made by New. The With functions of this
+// package make Options. The zero Option changes nothing.
+type Option struct {
+	apply func(*Tee) // nil in the zero Option
 }
 
 // WithLimit sets the most a Tee keeps for replays, in bytes of chunk
@@ -36,7 +14,7 @@ func (t *Tee) applyOption(o Option) {
 // body that grows past the limit streams on to the newest follower, and its
 // replays fail with ReasonTooLarge. A limit of zero or less keeps nothing.
 func WithLimit(perRequestBytes int64) Option {
-	return optionFunc(func(t *Tee) { t.limit = perRequestBytes })
+	return Option{func(t *Tee) { t.limit = perRequestBytes }}
 }
 
 // WithOnDone makes the Tee call f once it is done, right after it closes the
@@ -45,7 +23,7 @@ func WithLimit(perRequestBytes int64) Option {
 // before Close. f must not block. An owner of many Tees thus learns of their
 // end without a goroutine waiting on each Done.
 func WithOnDone(f func()) Option {
-	return optionFunc(func(t *Tee) { t.onDone = f })
+	return Option{func(t *Tee) { t.onDone = f }}
 }
 
 // WithBudget makes the Tee charge what it keeps to b, a Budget shared with
@@ -55,7 +33,7 @@ func WithOnDone(f func()) Option {
 // chunk earlier once no replay can need the chunk. A nil b means no shared
 // budget.
 func WithBudget(b *Budget) Option {
-	return optionFunc(func(t *Tee) { t.budget = b })
+	return Option{func(t *Tee) { t.budget = b }}
 }
 
 // WithSizeHint tells the Tee the body's length, when it is known in advance,
@@ -67,5 +45,5 @@ func WithBudget(b *Budget) Option {
 // can keep makes no other body yield. A hint of zero or less means unknown.
 // A wrong hint costs only memory or reads: the bytes are the source's.
 func WithSizeHint(n int64) Option {
-	return optionFunc(func(t *Tee) { t.sizeHint = max(n, 0) })
+	return Option{func(t *Tee) { t.sizeHint = max(n, 0) }}
 }

@@ -115,7 +115,9 @@ func New(src io.ReadCloser, opts ...Option) *Tee {
 	t := &Tee{src: src, limit: defaultLimit, done: make(chan struct{}), slot: -1}
 	t.log = t.logArray[:0]
 	for _, o := range opts {
-		t.applyOption(o)
+		if o.apply != nil {
+			o.apply(t)
+		}
 	}
 	t.data.L = &t.mu
 	t.room.L = &t.mu
