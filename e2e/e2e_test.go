@@ -133,7 +133,7 @@ func TestE2E(t *testing.T) {
 		logMetrics(t, m)
 		// The fix must have been what saved the GOAWAY'd requests, not a quiet run.
 		wantMetric(t, m, "teebody_replays_served_total", func(v float64) bool { return v > 0 }, "> 0")
-		wantMetric(t, m, "teebody_retry_later_written_total", func(v float64) bool { return v == 0 }, "0")
+		wantMetric(t, m, `teebody_error_responses_total{code="429"}`, func(v float64) bool { return v == 0 }, "0")
 	})
 	t.Run("proxy-429", func(t *testing.T) {
 		// A budget smaller than one ConfigMap's body: a create cannot be kept, so a GOAWAY'd create gets the
@@ -148,7 +148,7 @@ func TestE2E(t *testing.T) {
 		// The path was taken: replays were refused and answered with 429s. (Small bodies, such as a delete's
 		// options, still fit the budget and may be replayed.)
 		wantMetric(t, m, "teebody_replays_refused_total", func(v float64) bool { return v > 0 }, "> 0")
-		wantMetric(t, m, "teebody_retry_later_written_total", func(v float64) bool { return v > 0 }, "> 0")
+		wantMetric(t, m, `teebody_error_responses_total{code="429"}`, func(v float64) bool { return v > 0 }, "> 0")
 	})
 	t.Run("proxy-adaptive", func(t *testing.T) {
 		// Adaptive mode, with client-go's normal retries: until the upstream's first trace of GOAWAY its 1 KiB
@@ -161,7 +161,7 @@ func TestE2E(t *testing.T) {
 		p.shutdown(t)
 		wantNoFailures(t, r)
 		logMetrics(t, m)
-		wantMetric(t, m, "teebody_retry_later_written_total", func(v float64) bool { return v == 0 }, "0")
+		wantMetric(t, m, `teebody_error_responses_total{code="429"}`, func(v float64) bool { return v == 0 }, "0")
 		wantMetric(t, m, `teebody_passed_through_requests_total{reason="quiet"}`, func(v float64) bool { return v == 0 }, "0")
 		// Kept under the floor at first, fully buffered after the first trace, replays served from both.
 		wantMetric(t, m, "teebody_buffered_quiet_requests_total", func(v float64) bool { return v > 0 }, "> 0")
@@ -190,7 +190,7 @@ func TestE2E(t *testing.T) {
 		wantNoFailures(t, r)
 		logMetrics(t, m)
 		wantMetric(t, m, "teebody_replays_served_total", func(v float64) bool { return v > 0 }, "> 0")
-		wantMetric(t, m, "teebody_retry_later_written_total", func(v float64) bool { return v == 0 }, "0")
+		wantMetric(t, m, `teebody_error_responses_total{code="429"}`, func(v float64) bool { return v == 0 }, "0")
 	})
 	if cfg.recordQPS > 0 {
 		t.Run("record", func(t *testing.T) {

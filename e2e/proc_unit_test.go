@@ -96,7 +96,7 @@ func TestParseMetrics(t *testing.T) {
 teebody_replays_served_total 7
 teebody_replays_refused_total{reason="no budget"} 2
 teebody_replays_refused_total{reason="too_large"} 3
-teebody_bytes_held 0 1700000000000
+teebody_held_bytes 0 1700000000000
 `
 	m := parseMetrics(t, strings.NewReader(text))
 	if m["teebody_replays_served_total"] != 7 || m[`teebody_replays_refused_total{reason="no budget"}`] != 2 {
