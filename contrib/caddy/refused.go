@@ -26,7 +26,7 @@ func (t *Transport) refused(req *http.Request, err error) (*http.Response, error
 		return nil, err
 	}
 	var a answer
-	t.tr.ErrorHandler(&a, req, err) // 429, Retry-After, a Status body; counted in Stats
+	t.tr.ErrorHandler(&a, req, err) // 429 and Retry-After; counted in Stats
 	if !t.respond {
 		if repl, ok := req.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 			repl.Set(RetryAfterPlaceholder, a.Header().Get("Retry-After"))

@@ -16,7 +16,7 @@ func TestRefused429(t *testing.T) {
 	for _, tc := range []struct {
 		name, onRefused, handleErrors, wantBody string
 	}{
-		{name: "respond", onRefused: "respond", wantBody: `"reason":"TooManyRequests"`},
+		{name: "respond", onRefused: "respond", wantBody: "please try again in 3s\n"}, // plain text: /upload is no Kubernetes API path
 		{name: "error", onRefused: "error", handleErrors: `
 	handle_errors {
 		header Retry-After {teebody.retry_after}

@@ -62,9 +62,10 @@ type Transport struct {
 	// not be sent again (transport.ShouldRetryLater) is answered:
 	//
 	//   - "respond" (the default): the transport answers it itself, 429 Too
-	//     Many Requests with Retry-After and a Kubernetes Status body
-	//     (transport.WriteRetryLater), which Caddy forwards as the upstream's
-	//     response (so handle_response sees it; handle_errors does not).
+	//     Many Requests with Retry-After (transport.Transport.ErrorHandler:
+	//     a Kubernetes Status body for a Kubernetes API path, else a line of
+	//     text), which Caddy forwards as the upstream's response (so
+	//     handle_response sees it; handle_errors does not).
 	//   - "error": RoundTrip returns a caddyhttp.HandlerError of status 429,
 	//     which Caddy's handle_errors routes see ({err.status_code} is 429);
 	//     Caddy answers it, without handle_errors, with a bare 429, and the

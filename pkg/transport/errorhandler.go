@@ -58,13 +58,10 @@ var errTextClosedServerBody = http.ErrBodyReadAfterClose.Error()
 // which errors.Is no longer works.
 var errTextNotReplayable = teebody.ErrNotReplayable.Error()
 
-// ShouldRetryLater reports whether err says that the upstream did not
-// process the request and that the request could not be sent again, its body
-// not being replayable. The client may then safely send it later. It knows
-// errors matching teebody.ErrNotReplayable and, by their text, the errors
-// that Go's transports, httputil.ReverseProxy and net/http's server body
-// return in that case, also inside the message of a proxy that flattened
-// them. Any other error, nil included, reports false.
+// ShouldRetryLater reports whether err means that the upstream did not
+// process the request, which could not be sent again. The client may then
+// safely send it later. It knows errors matching teebody.ErrNotReplayable,
+// and the texts of the errors that Go's transports return in that case.
 func ShouldRetryLater(err error) bool {
 	if err == nil {
 		return false
@@ -81,18 +78,27 @@ func ShouldRetryLater(err error) bool {
 		strings.Contains(msg, errTextClosedH2ServerBody)
 }
 
-// ErrorHandler answers a request that the inner RoundTripper failed, for use
-// as httputil.ReverseProxy.ErrorHandler: when ShouldRetryLater(err), with
-// WriteRetryLater and the Config's RetryAfter (counted in
-// Stats.RetryLaterWritten); otherwise by logging "http: proxy error: err" to
-// Config.ErrorLog, as ReverseProxy's default does, and answering with
-// WriteBadGateway (counted in Stats.BadGatewayWritten). Responder gives the
-// same answers to proxies that take an ErrorResponder. It must be called
-// before anything else was written to w, and is safe for concurrent use.
+// ErrorHandler answers a request that the inner RoundTripper failed with
+// err. It fits httputil.ReverseProxy.ErrorHandler. It answers
+//   - 429 Too Many Requests, with a Retry-After of Config.RetryAfter, if
+//     ShouldRetryLater(err);
+//   - else 502 Bad Gateway, after it logs err to Config.ErrorLog.
+//
+// No error text reaches the client. A request to the Kubernetes API (a path
+// of /api or /apis, or below) gets a Kubernetes Status body. Any other
+// request gets a line of text with the 429, and an empty 502.
+//
+// ErrorHandler must be called before anything is written to w. Stats counts
+// each answer. It is safe for concurrent use.
 func (t *Transport) ErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	t.answer(w, err, isKubernetesAPI(r))
+}
+
+// answer writes ErrorHandler's answer to err, with a Status body if asStatus.
+func (t *Transport) answer(w http.ResponseWriter, err error, asStatus bool) {
 	if ShouldRetryLater(err) {
 		t.counters.retryLaterWritten.Add(1)
-		WriteRetryLater(w, t.cfg.retryAfter())
+		writeRetryLater(w, t.cfg.retryAfter(), asStatus)
 		return
 	}
 	t.counters.badGatewayWritten.Add(1)
@@ -101,5 +107,5 @@ func (t *Transport) ErrorHandler(w http.ResponseWriter, r *http.Request, err err
 		logf = t.cfg.ErrorLog.Printf
 	}
 	logf("http: proxy error: %v", err)
-	WriteBadGateway(w, err)
+	writeBadGateway(w, asStatus)
 }

@@ -9,19 +9,25 @@ import (
 	"io"
 	"log"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-func TestWriteRetryLater(t *testing.T) {
+// TestErrorHandlerRetryAfter: the 429's Retry-After is Config.RetryAfter
+// rounded up to whole seconds, at least 1; <= 0 means DefaultRetryAfter.
+func TestErrorHandlerRetryAfter(t *testing.T) {
 	for _, tc := range []struct {
 		in   time.Duration
 		want int64
@@ -34,8 +40,9 @@ func TestWriteRetryLater(t *testing.T) {
 		{3 * time.Second, 3},
 		{time.Minute, 60},
 	} {
+		tr := transport.New(nil, transport.Config{RetryAfter: tc.in})
 		rec := httptest.NewRecorder()
-		transport.WriteRetryLater(rec, tc.in)
+		tr.ErrorHandler(rec, httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/a/configmaps", nil), teebody.ErrNotReplayable)
 		res := rec.Result()
 		if res.StatusCode != http.StatusTooManyRequests {
 			t.Errorf("%v: status %d, want 429", tc.in, res.StatusCode)
@@ -133,40 +140,257 @@ func TestShouldRetryLater(t *testing.T) {
 	}
 }
 
+// upstreamErr is an ordinary upstream error, whose text names the
+// upstream's address: it must reach the log and no client.
+var upstreamErr = errors.New("dial tcp 10.96.0.1:6443: connect: connection refused")
+
+// TestErrorHandler: each answer by path. Requests to the Kubernetes API
+// (/api, /apis and below) get a Status body; others get a plain text 429
+// and an empty 502. No answer carries the error's text; the 502's error is
+// logged, the 429's is not.
 func TestErrorHandler(t *testing.T) {
-	var logged bytes.Buffer
+	for _, tc := range []struct {
+		path string
+		kube bool
+	}{
+		{"/api", true},
+		{"/apis", true},
+		{"/api/v1/namespaces/default/configmaps", true},
+		{"/apis/apps/v1/namespaces/default/deployments?dryRun=All", true},
+		{"/api/", true},
+		{"/", false},
+		{"/upload", false},
+		{"/apix", false},
+		{"/apiserver/v1", false},
+		{"/v1/api/", false},
+		{"/openapi/v2", false},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			var logged bytes.Buffer
+			cfg := transport.DefaultConfig()
+			cfg.RetryAfter = 5 * time.Second
+			cfg.ErrorLog = log.New(&logged, "", 0)
+			tr := transport.New(nil, cfg)
+			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader("x"))
+
+			rec := httptest.NewRecorder()
+			tr.ErrorHandler(rec, req, fmt.Errorf("round trip %s: %w", "10.96.0.1:6443", teebody.ErrNotReplayable))
+			checkNoLeak(t, rec.Result(), rec.Body.String())
+			if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "5" {
+				t.Errorf("not replayable: status %d, Retry-After %q; want 429, 5", rec.Code, rec.Header().Get("Retry-After"))
+			}
+			if tc.kube {
+				checkStatusBody(t, rec.Body.Bytes(), 5)
+			} else {
+				checkPlainRetryLater(t, rec.Result(), rec.Body.String(), 5)
+			}
+			if logged.Len() != 0 {
+				t.Errorf("a 429 was logged: %q", logged.String())
+			}
+
+			rec = httptest.NewRecorder()
+			tr.ErrorHandler(rec, req, upstreamErr)
+			checkNoLeak(t, rec.Result(), rec.Body.String())
+			if rec.Code != http.StatusBadGateway {
+				t.Errorf("other error: status %d, want 502", rec.Code)
+			}
+			if tc.kube {
+				checkBadGatewayStatus(t, rec.Result(), rec.Body.Bytes())
+			} else if rec.Body.Len() != 0 || len(rec.Header()) != 0 {
+				t.Errorf("502: header %v, body %q; want neither, as ReverseProxy answers", rec.Header(), rec.Body.String())
+			}
+			if want := "http: proxy error: " + upstreamErr.Error() + "\n"; logged.String() != want {
+				t.Errorf("logged %q, want %q", logged.String(), want)
+			}
+			if st := tr.Stats(); st.RetryLaterWritten != 1 || st.BadGatewayWritten != 1 {
+				t.Errorf("RetryLaterWritten, BadGatewayWritten = %d, %d after a 429 and a 502, want 1, 1", st.RetryLaterWritten, st.BadGatewayWritten)
+			}
+		})
+	}
+}
+
+// TestResponderAlwaysStatus: Responder answers every request with a Status
+// body, whatever its path, and never with the error's text.
+func TestResponderAlwaysStatus(t *testing.T) {
 	cfg := transport.DefaultConfig()
-	cfg.RetryAfter = 5 * time.Second
-	cfg.ErrorLog = log.New(&logged, "", 0)
+	cfg.ErrorLog = log.New(io.Discard, "", 0)
 	tr := transport.New(nil, cfg)
-	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("x"))
+	for _, path := range []string{"/upload", "/api/v1/pods"} {
+		req := httptest.NewRequest(http.MethodPost, path, nil)
+		rec := httptest.NewRecorder()
+		tr.Responder().Error(rec, req, fmt.Errorf("upstream 10.96.0.1:6443: %w", teebody.ErrNotReplayable))
+		checkNoLeak(t, rec.Result(), rec.Body.String())
+		checkStatusBody(t, rec.Body.Bytes(), 1)
 
-	rec := httptest.NewRecorder()
-	tr.ErrorHandler(rec, req, fmt.Errorf("round trip: %w", transport.RefusedReplay(t, teebody.ReasonNoBudget)))
-	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "5" {
-		t.Errorf("not replayable: status %d, Retry-After %q; want 429, 5", rec.Code, rec.Header().Get("Retry-After"))
+		rec = httptest.NewRecorder()
+		tr.Responder().Error(rec, req, upstreamErr)
+		checkNoLeak(t, rec.Result(), rec.Body.String())
+		if rec.Code != http.StatusBadGateway {
+			t.Errorf("%s: status %d, want 502", path, rec.Code)
+		}
+		checkBadGatewayStatus(t, rec.Result(), rec.Body.Bytes())
 	}
-	checkStatusBody(t, rec.Body.Bytes(), 5)
-	if n := tr.Stats().RetryLaterWritten; n != 1 {
-		t.Errorf("RetryLaterWritten = %d, want 1", n)
-	}
-	if logged.Len() != 0 {
-		t.Errorf("a 429 was logged: %q", logged.String())
-	}
+}
 
-	rec = httptest.NewRecorder()
-	tr.ErrorHandler(rec, req, errors.New("dial tcp: connection refused"))
-	if rec.Code != http.StatusBadGateway {
-		t.Errorf("other error: status %d, want 502", rec.Code)
+// TestErrorHandlerDeadUpstream: a real ReverseProxy in front of a loopback
+// address where nothing listens. Its 502 carries neither the address nor the
+// dial error, for a Kubernetes API path (a Status body) or any other (an
+// empty body); Config.ErrorLog gets the error.
+func TestErrorHandlerDeadUpstream(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if want := "http: proxy error: dial tcp: connection refused\n"; logged.String() != want {
-		t.Errorf("logged %q, want %q", logged.String(), want)
+	dead := l.Addr().String()
+	l.Close() // nothing listens at dead any more
+	target := &url.URL{Scheme: "http", Host: dead}
+
+	logged := &logCounter{}
+	cfg := quietConfig()
+	cfg.ErrorLog = log.New(logged, "", 0)
+	inner := &http.Transport{}
+	t.Cleanup(inner.CloseIdleConnections)
+	tr := transport.New(inner, cfg)
+	front := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:    tr,
+		ErrorHandler: tr.ErrorHandler,
+	})
+	t.Cleanup(front.Close)
+	client := front.Client()
+	t.Cleanup(client.CloseIdleConnections)
+
+	for i, path := range []string{"/api/v1/namespaces/default/configmaps", "/upload"} {
+		resp, err := client.Post(front.URL+path, "application/json", io.MultiReader(strings.NewReader(`{"kind":"ConfigMap"}`)))
+		if err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("POST %s: read the body: %v", path, err)
+		}
+		if resp.StatusCode != http.StatusBadGateway {
+			t.Errorf("POST %s: %s, want 502", path, resp.Status)
+		}
+		for _, leak := range []string{dead, "dial", "refused"} {
+			if bytes.Contains(body, []byte(leak)) {
+				t.Errorf("POST %s: the body %q holds %q", path, body, leak)
+			}
+		}
+		checkNoLeak(t, resp, string(body))
+		if path == "/upload" {
+			if len(body) != 0 {
+				t.Errorf("POST %s: body %q, want none", path, body)
+			}
+		} else {
+			checkBadGatewayStatus(t, resp, body)
+		}
+		if n := logged.count("http: proxy error: dial tcp " + dead); n != i+1 {
+			t.Errorf("after POST %s the error log holds %d dial errors naming %s, want %d: %q", path, n, dead, i+1, logged.lines)
+		}
 	}
-	if want := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"proxy error: dial tcp: connection refused","code":502}`; rec.Body.String() != want {
-		t.Errorf("502 body %s, want %s", rec.Body.String(), want)
+	drain(t, tr)
+}
+
+// TestErrorHandlerRefusedPlain: when the upstream refuses a body that cannot
+// be sent again, a request outside the Kubernetes API gets a plain 429 with
+// Retry-After, one that is inside it a Status.
+func TestErrorHandlerRefusedPlain(t *testing.T) {
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), proxytest.Options{RefuseEvery: 1})
+	cfg := transport.Config{RetryAfter: 3 * time.Second} // no buffering: no body can be sent again
+	tr := transport.New(transportTo(t, up), cfg)
+	target, err := url.Parse(up.URL)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if st := tr.Stats(); st.RetryLaterWritten != 1 || st.BadGatewayWritten != 1 {
-		t.Errorf("RetryLaterWritten, BadGatewayWritten = %d, %d after a 429 and a 502, want 1, 1", st.RetryLaterWritten, st.BadGatewayWritten)
+	front := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:    tr,
+		ErrorHandler: tr.ErrorHandler,
+		ErrorLog:     proxytest.QuietLog(),
+	})
+	t.Cleanup(front.Close)
+	client := front.Client()
+	t.Cleanup(client.CloseIdleConnections)
+
+	for _, path := range []string{"/upload", "/apis/apps/v1/namespaces/default/deployments"} {
+		resp, err := client.Post(front.URL+path, "text/plain", io.MultiReader(strings.NewReader(strings.Repeat("x", 4<<10))))
+		if err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("POST %s: read the body: %v", path, err)
+		}
+		checkNoLeak(t, resp, string(body))
+		if path == "/upload" {
+			checkPlainRetryLater(t, resp, string(body), 3)
+		} else {
+			checkStatusBody(t, body, 3)
+		}
+	}
+	if got := up.Goaways(); got < 2 {
+		t.Errorf("the upstream refused %d connections, want one per request", got)
+	}
+	if st := tr.Stats(); st.RetryLaterWritten != 2 || st.BadGatewayWritten != 0 {
+		t.Errorf("RetryLaterWritten, BadGatewayWritten = %d, %d; want 2, 0", st.RetryLaterWritten, st.BadGatewayWritten)
+	}
+}
+
+// checkPlainRetryLater checks a 429 outside the Kubernetes API: Retry-After
+// of secs, a one-line text body that says when to try again.
+func checkPlainRetryLater(t *testing.T, resp *http.Response, body string, secs int) {
+	t.Helper()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != strconv.Itoa(secs) {
+		t.Errorf("status %d, Retry-After %q; want 429, %d", resp.StatusCode, resp.Header.Get("Retry-After"), secs)
+	}
+	for k, want := range map[string]string{
+		"Content-Type":           "text/plain; charset=utf-8",
+		"X-Content-Type-Options": "nosniff",
+		"Content-Length":         strconv.Itoa(len(body)),
+	} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s %q, want %q", k, got, want)
+		}
+	}
+	want := fmt.Sprintf("the request body could not be replayed after the upstream closed its connection; please try again in %ds\n", secs)
+	if body != want {
+		t.Errorf("body %q, want %q", body, want)
+	}
+}
+
+// checkBadGatewayStatus checks a 502's Status body: JSON, no Retry-After,
+// and a fixed message.
+func checkBadGatewayStatus(t *testing.T, resp *http.Response, body []byte) {
+	t.Helper()
+	if got := resp.Header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", got)
+	}
+	if got := resp.Header.Get("Retry-After"); got != "" {
+		t.Errorf("Retry-After %q, want none", got)
+	}
+	if msg := checkStatus(t, body, http.StatusBadGateway, nil); msg != "proxy error; see the proxy's log" {
+		t.Errorf("message %q, want \"proxy error; see the proxy's log\"", msg)
+	}
+}
+
+// checkNoLeak checks that no header and no body of an answer holds the text
+// of the errors these tests hand to ErrorHandler.
+func checkNoLeak(t *testing.T, resp *http.Response, body string) {
+	t.Helper()
+	for _, leak := range []string{"10.96.0.1", "6443", "dial", "teebody:", "connection refused", "GetBody", "GOAWAY"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("the body %q holds %q", body, leak)
+		}
+		for k, vs := range resp.Header {
+			for _, v := range vs {
+				if strings.Contains(v, leak) {
+					t.Errorf("header %s: %q holds %q", k, v, leak)
+				}
+			}
+		}
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
@@ -20,10 +20,20 @@ import (
 // newCountingUpstream stands for the real upstream (a Kubernetes API
 // server): it answers with the number of body bytes it received.
 func newCountingUpstream() *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n, _ := io.Copy(io.Discard, r.Body)
-		fmt.Fprintf(w, "upstream got %d bytes", n)
-	}))
+	return httptest.NewServer(http.HandlerFunc(countBytes))
+}
+
+func countBytes(w http.ResponseWriter, r *http.Request) {
+	n, _ := io.Copy(io.Discard, r.Body)
+	fmt.Fprintf(w, "upstream got %d bytes", n)
+}
+
+// newRefusingUpstream is a counting upstream over HTTP/2 and TLS whose first
+// connection refuses its stream with a graceful GOAWAY, as a server that
+// shuts down does. The client must send the request again on a new
+// connection. Its Transport method returns a client transport to it.
+func newRefusingUpstream() *proxytest.Server {
+	return proxytest.NewServer(http.HandlerFunc(countBytes), proxytest.Options{RefuseEvery: 2})
 }
 
 func printResponse(resp *http.Response, err error) {
@@ -60,6 +70,34 @@ func ExampleNew() {
 	// Output:
 	// 200 OK upstream got 15 bytes
 	// buffered by the proxy: 1
+}
+
+// An upstream refuses the proxy's request with a graceful GOAWAY after part
+// of the body was sent. The inbound body cannot be read twice, so the plain
+// proxy would fail. The Transport replays it, and the upstream gets it whole.
+func Example_replay() {
+	upstream := newRefusingUpstream()
+	defer upstream.Close()
+	target, _ := url.Parse(upstream.URL)
+
+	inner := upstream.Transport() // HTTP/2, trusting the upstream's certificate
+	tr := transport.New(inner, transport.DefaultConfig())
+	defer tr.CloseIdleConnections()
+	front := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:    tr,
+		ErrorHandler: tr.ErrorHandler,
+	})
+	defer front.Close()
+
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	body := strings.Repeat("x", 100<<10) // 100 KiB
+	printResponse(client.Post(front.URL, "text/plain", strings.NewReader(body)))
+	fmt.Println("GOAWAYs:", upstream.Goaways(), "replayed:", tr.Stats().ReplaysServed > 0)
+	// Output:
+	// 200 OK upstream got 102400 bytes
+	// GOAWAYs: 1 replayed: true
 }
 
 // As an http.Client's transport: a body that http.NewRequest cannot rewind
@@ -152,18 +190,6 @@ func ExampleParseSize() {
 	// 1.5 0 transport: invalid size "1.5": not a whole number of bytes
 }
 
-// WriteRetryLater is the answer of Transport.ErrorHandler, for proxies that
-// handle errors themselves.
-func ExampleWriteRetryLater() {
-	rec := httptest.NewRecorder()
-	transport.WriteRetryLater(rec, 2*time.Second)
-	fmt.Println(rec.Code, rec.Header().Get("Retry-After"))
-	fmt.Println(rec.Body.String())
-	// Output:
-	// 429 2
-	// {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the request body could not be replayed after the upstream closed its connection; please try again in 2s","reason":"TooManyRequests","details":{"retryAfterSeconds":2},"code":429}
-}
-
 func ExampleShouldRetryLater() {
 	for _, err := range []error{
 		teebody.ErrNotReplayable,
@@ -217,7 +243,8 @@ func Example_adaptive() {
 //	h := proxy.NewUpgradeAwareHandler(location, tr, wrapTransport, false, tr.Responder())
 //
 // A body that could not be replayed is answered 429 with Retry-After, any
-// other error 502, both with a Kubernetes Status that client-go decodes.
+// other error 502 (its text goes to Config.ErrorLog, not to the client),
+// both with a Kubernetes Status that client-go decodes.
 func ExampleTransport_Responder() {
 	cfg := transport.DefaultConfig()
 	cfg.ErrorLog = log.New(io.Discard, "", 0) // where the 502s' errors go
@@ -236,6 +263,6 @@ func ExampleTransport_Responder() {
 	fmt.Println("429s:", st.RetryLaterWritten, "502s:", st.BadGatewayWritten)
 	// Output:
 	// 429 1 {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the request body could not be replayed after the upstream closed its connection; please try again in 1s","reason":"TooManyRequests","details":{"retryAfterSeconds":1},"code":429}
-	// 502  {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"proxy error: dial tcp 127.0.0.1:6443: connect: connection refused","code":502}
+	// 502  {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"proxy error; see the proxy's log","code":502}
 	// 429s: 1 502s: 1
 }

@@ -5,8 +5,16 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
+
+// The answers of ErrorHandler and Responder carry no error text: the error
+// may name the upstream's address, and the client has no use for it
+// (docs/design.md, "Answers to the client").
+
+// msgBadGateway is the message of the 502's Status body.
+const msgBadGateway = "proxy error; see the proxy's log"
 
 // status is the subset of a Kubernetes metav1.Status that the answers of
 // this package carry, spelled out here so that the library needs no
@@ -26,10 +34,46 @@ type statusDetails struct {
 	RetryAfterSeconds int64 `json:"retryAfterSeconds,omitempty"`
 }
 
+// isKubernetesAPI reports whether r looks like a call to the Kubernetes API:
+// its path is /api or /apis, or lies below one of them. Such a request is
+// answered with a Status body, which client-go and kubectl decode.
+func isKubernetesAPI(r *http.Request) bool {
+	if r == nil || r.URL == nil {
+		return false
+	}
+	p := r.URL.Path
+	return p == "/api" || p == "/apis" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/")
+}
+
+// writeRetryLater answers 429 Too Many Requests with a Retry-After of d
+// (d > 0) rounded up to whole seconds. The body is a Kubernetes Status of
+// reason TooManyRequests when asStatus, else one line of plain text.
+// client-go and kubectl retry such a 429 for every verb after the delay.
+func writeRetryLater(w http.ResponseWriter, d time.Duration, asStatus bool) {
+	secs := max(1, int64(math.Ceil(d.Seconds())))
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	msg := "the request body could not be replayed after the upstream closed its connection; " +
+		"please try again in " + strconv.FormatInt(secs, 10) + "s"
+	if asStatus {
+		writeStatus(w, http.StatusTooManyRequests, "TooManyRequests", msg, &statusDetails{RetryAfterSeconds: secs})
+		return
+	}
+	writeBody(w, http.StatusTooManyRequests, "text/plain; charset=utf-8", []byte(msg+"\n"))
+}
+
+// writeBadGateway answers 502 Bad Gateway: with a Kubernetes Status whose
+// reason is unset (metav1.StatusReasonUnknown) when asStatus, else with an
+// empty body, as httputil.ReverseProxy does.
+func writeBadGateway(w http.ResponseWriter, asStatus bool) {
+	if asStatus {
+		writeStatus(w, http.StatusBadGateway, "", msgBadGateway, nil)
+		return
+	}
+	w.WriteHeader(http.StatusBadGateway)
+}
+
 // writeStatus answers with a failure Status of the given code, reason,
-// message and details as JSON, code being the HTTP status too. Headers
-// already set on w (Retry-After) are kept. A failed write to w is ignored:
-// it means the client is gone, with nobody left to tell.
+// message and details as JSON, code being the HTTP status too.
 func writeStatus(w http.ResponseWriter, code int, reason, message string, details *statusDetails) {
 	body, err := json.Marshal(status{
 		Kind:       "Status",
@@ -40,52 +84,20 @@ func writeStatus(w http.ResponseWriter, code int, reason, message string, detail
 		Details:    details,
 		Code:       code,
 	})
-	if err != nil { // a fixed struct of strings and integers always marshals
+	if err != nil { // a struct of strings and integers always marshals
 		panic("transport: marshal Status: " + err.Error())
 	}
+	writeBody(w, code, "application/json", body)
+}
+
+// writeBody answers code with body, of the given Content-Type. Headers
+// already set on w (Retry-After) are kept. A failed write to w is ignored:
+// it means the client is gone, with nobody left to tell.
+func writeBody(w http.ResponseWriter, code int, contentType string, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
-}
-
-// retryAfterSeconds rounds d up to whole seconds, at least 1, the form of
-// the Retry-After header. d <= 0 means DefaultRetryAfter.
-func retryAfterSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		d = DefaultRetryAfter
-	}
-	return max(1, int64(math.Ceil(d.Seconds())))
-}
-
-// WriteRetryLater answers with 429 Too Many Requests, a Retry-After header
-// of retryAfter rounded up to whole seconds (at least 1; <= 0 means
-// DefaultRetryAfter), and a Kubernetes Status body (reason TooManyRequests,
-// details.retryAfterSeconds) — the answer a Kubernetes API server gives
-// while it cannot take a request, which client-go and kubectl retry for
-// every verb after the delay. It must be called before anything else was
-// written to w.
-func WriteRetryLater(w http.ResponseWriter, retryAfter time.Duration) {
-	secs := retryAfterSeconds(retryAfter)
-	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	writeStatus(w, http.StatusTooManyRequests, "TooManyRequests",
-		"the request body could not be replayed after the upstream closed its connection; "+
-			"please try again in "+strconv.FormatInt(secs, 10)+"s",
-		&statusDetails{RetryAfterSeconds: secs})
-}
-
-// WriteBadGateway answers with 502 Bad Gateway and a Kubernetes Status body
-// whose message is "proxy error: " and err's text (reason unset, as
-// metav1.StatusReasonUnknown is), as Kubernetes' proxies answer an upstream
-// they could not reach: client-go turns it into an error carrying that
-// text, and does not retry it. The text may name the upstream's address.
-// It must be called before anything else was written to w.
-func WriteBadGateway(w http.ResponseWriter, err error) {
-	msg := "proxy error"
-	if err != nil {
-		msg += ": " + err.Error()
-	}
-	writeStatus(w, http.StatusBadGateway, "", msg, nil)
 }
