@@ -6,17 +6,17 @@ import (
 	"github.com/teebody/teebody/pkg/teebody"
 )
 
-// PassThroughReason says why RoundTrip handed a request to the inner
-// RoundTripper untouched: the first of these, in this order, that applied.
+// PassThroughReason says why RoundTrip handed a request on untouched. The
+// first reason that applies, in the order of the constants, counts.
 type PassThroughReason int
 
-// The reasons a request passes through, one per field of PassThroughStats.
+// The reasons a request passes through.
 const (
 	PassThroughNoBody     PassThroughReason = iota + 1 // Body nil or http.NoBody
 	PassThroughGetBodySet                              // the caller set GetBody
-	PassThroughUpgrade                                 // the request asks for a protocol upgrade
+	PassThroughUpgrade                                 // an Upgrade, Connection: Upgrade or X-Stream-Protocol-Version header
 	PassThroughDisabled                                // the Config disables buffering
-	PassThroughQuiet                                   // adaptive mode: the upstream left no trace of GOAWAY
+	PassThroughQuiet                                   // adaptive mode: a large body to a quiet upstream
 
 	passThroughEnd // one past the last: a new reason goes above it, with its entry in passThroughs
 )
@@ -37,9 +37,8 @@ var passThroughs = [passThroughEnd]struct {
 
 func (r PassThroughReason) known() bool { return r > 0 && r < passThroughEnd }
 
-// String returns a short lower-case name of the reason, suitable as a metric
-// label: "no_body", "get_body_set", "upgrade", "disabled", "quiet";
-// "unknown" for any other value.
+// String returns the reason's metric label, such as "no_body", or
+// "unknown" for a value that is no reason.
 func (r PassThroughReason) String() string {
 	if !r.known() {
 		return "unknown"
@@ -48,8 +47,7 @@ func (r PassThroughReason) String() string {
 }
 
 // PassThroughReasons returns every PassThroughReason, in the order RoundTrip
-// checks them: one per field of PassThroughStats. The slice is new on each
-// call.
+// checks them, in a new slice.
 func PassThroughReasons() []PassThroughReason {
 	rs := make([]PassThroughReason, 0, passThroughEnd-1)
 	for r := PassThroughReason(1); r < passThroughEnd; r++ {
@@ -58,8 +56,8 @@ func PassThroughReasons() []PassThroughReason {
 	return rs
 }
 
-// Count returns the requests that passed through for reason r; 0 for a
-// reason not listed by PassThroughReasons.
+// Count returns the requests that passed through for reason r, or 0 if r
+// is no reason.
 func (p PassThroughStats) Count(r PassThroughReason) int64 {
 	if !r.known() {
 		return 0
@@ -84,8 +82,8 @@ func counted(r teebody.Reason) bool {
 	return r >= 0 && int(r) < len(refusals) && refusals[r] != nil
 }
 
-// RefusalReasons returns every teebody.Reason that RefusalStats counts, one
-// per field, in the order of its fields. The slice is new on each call.
+// RefusalReasons returns every teebody.Reason that RefusalStats counts, in
+// the order of its fields, in a new slice.
 func RefusalReasons() []teebody.Reason {
 	var rs []teebody.Reason
 	for r := range refusals {
@@ -96,8 +94,8 @@ func RefusalReasons() []teebody.Reason {
 	return rs
 }
 
-// Count returns the replays refused for reason r; 0 for a reason not listed
-// by RefusalReasons.
+// Count returns the replays refused for reason r, or 0 if RefusalStats does
+// not count r.
 func (s RefusalStats) Count(r teebody.Reason) int64 {
 	if !counted(r) {
 		return 0

@@ -2,84 +2,62 @@ package transport
 
 import "sync/atomic"
 
-// Stats is a snapshot of a Transport's counters (monotonic since New) and
-// gauges (AdaptiveUpstreams, BytesHeld, PeakBytesHeld, which only grows, and
-// BudgetBytes, fixed at New). Each field is read atomically, but the
-// snapshot as a whole is not: counters may move between fields, so
+// Stats is a snapshot of a Transport's counters and gauges. Counters only
+// grow. Each field is read atomically, but the snapshot as a whole is not:
 // Requests may briefly differ from the sum of its parts.
 type Stats struct {
 	// Requests counts every RoundTrip.
 	Requests int64
 	// Buffered counts the requests whose body got a replay buffer.
 	Buffered int64
-	// BufferedQuiet counts, of Buffered, the requests to an upstream
-	// without a trace of GOAWAY, kept only up to Config.AdaptiveFloorBytes
-	// (adaptive mode).
+	// BufferedQuiet counts, of Buffered, the requests kept only up to
+	// Config.AdaptiveFloorBytes (adaptive mode).
 	BufferedQuiet int64
 	// PassedThrough counts the requests handed on untouched, by reason.
 	PassedThrough PassThroughStats
 	// ReplaysServed counts the GetBody calls that returned a body.
 	ReplaysServed int64
-	// ReplaysRefused counts the GetBody calls that returned an error
-	// matching teebody.ErrNotReplayable, by reason.
+	// ReplaysRefused counts the GetBody calls that returned an error, by
+	// reason.
 	ReplaysRefused RefusalStats
-	// BudgetRefusals counts the requests whose buffering the shared budget
-	// cut short (they streamed on and lost only their replay), once per
-	// request, counted at its end whether or not a retry was attempted.
-	// ReplaysRefused.NoBudget counts GetBody calls instead: none for such a
-	// request that no GOAWAY met, one or more for one that was retried. A
-	// body that yielded its budget counts in Yields, not here.
+	// BudgetRefusals counts the requests whose buffering the budget cut
+	// short, once per request, whether or not GetBody was called.
 	BudgetRefusals int64
-	// RetryLaterWritten counts the 429 answers written by ErrorHandler
-	// (and by the ErrorResponder of Responder).
-	RetryLaterWritten int64
-	// BadGatewayWritten counts the 502 answers written by ErrorHandler (and
-	// by the ErrorResponder of Responder): errors that did not mean the
-	// body could not be replayed.
-	BadGatewayWritten int64
-	// AdaptiveTraces counts the traces of GOAWAY that adaptive mode saw:
-	// requests that failed with an error for which ShouldRetryLater is
-	// true, and replays served (one GOAWAY may leave several). Always 0
-	// without Config.Adaptive.
+	// RetryLaterWritten and BadGatewayWritten count the 429 and 502
+	// answers of ErrorHandler and Responder.
+	RetryLaterWritten, BadGatewayWritten int64
+	// AdaptiveTraces counts the traces of GOAWAY that adaptive mode saw.
 	AdaptiveTraces int64
-	// AdaptiveUpstreams is how many upstreams adaptive mode buffers for
-	// now: those with a trace within the window (at most 4096).
+	// AdaptiveUpstreams is how many upstreams adaptive mode buffers for now.
 	AdaptiveUpstreams int64
-	// BytesHeld is what the budget holds now; PeakBytesHeld the most it has
-	// held. With a Budget shared through Config.Budget (or by Wrap), they
-	// are the budget's figures, not this Transport's alone.
+	// BytesHeld is what the budget holds now, PeakBytesHeld the most it
+	// has held. A shared budget's figures include other Transports' bodies,
+	// as do its Yields.
 	BytesHeld, PeakBytesHeld int64
-	// BudgetBytes is the budget's size, fixed at New: Config.TotalBytes,
-	// or the shared budget's Total when Config.Budget is set (or Wrap
-	// made one). 0 when the Config disables buffering.
+	// BudgetBytes is the budget's size, or 0 if buffering is disabled.
 	BudgetBytes int64
-	// Yields counts the bodies that gave their share of the budget back to
-	// smaller bodies and lost their replay (teebody.ReasonYielded): the
-	// budget's figure, like BytesHeld (teebody.Budget.Yields), so with a
-	// shared budget it includes other Transports' bodies. It counts bodies
-	// when they yield; ReplaysRefused.Yielded counts this Transport's
-	// GetBody calls refused because their body had yielded, so it stays
-	// below Yields when few of those bodies meet a GOAWAY.
+	// Yields counts the bodies that gave their budget back to smaller ones.
 	Yields int64
 }
 
-// PassThroughStats counts requests handed to the inner RoundTripper
-// untouched, by the first reason that applied, in this order.
+// PassThroughStats counts the requests handed on untouched, one field per
+// PassThroughReason.
 type PassThroughStats struct {
-	NoBody     int64 // Body nil or http.NoBody
-	GetBodySet int64 // the caller set GetBody: it can replay by itself
-	Upgrade    int64 // Upgrade, Connection: Upgrade or X-Stream-Protocol-Version
-	Disabled   int64 // buffering disabled by the Config
-	Quiet      int64 // adaptive mode: the upstream left no trace of GOAWAY within the window
+	NoBody     int64
+	GetBodySet int64
+	Upgrade    int64
+	Disabled   int64
+	Quiet      int64
 }
 
-// RefusalStats counts refused replays by teebody.Reason.
+// RefusalStats counts the refused replays, one field per teebody.Reason of
+// the same name.
 type RefusalStats struct {
-	TooLarge     int64 // the body outgrew the per-request limit
-	NoBudget     int64 // the shared budget was spent
-	StreamedPast int64 // a response had arrived, so the bytes were being dropped
-	Closed       int64 // the request was over
-	Yielded      int64 // the shared budget took back what the body held, for a smaller body
+	TooLarge     int64
+	NoBudget     int64
+	StreamedPast int64
+	Closed       int64
+	Yielded      int64
 }
 
 // counters are the live fields behind Stats; every field is atomic.
@@ -93,10 +71,8 @@ type counters struct {
 	adaptiveTraces                    atomic.Int64
 }
 
-// Stats returns a snapshot of t's counters. It is safe to call concurrently
-// with RoundTrip and cheap enough for every metrics scrape: atomic loads, and
-// in adaptive mode the traces' mutex, under which it forgets the upstreams
-// whose window has passed.
+// Stats returns a snapshot of t's counters and gauges. It is safe to call
+// concurrently with RoundTrip, and cheap enough for every metrics scrape.
 func (t *Transport) Stats() Stats {
 	c := &t.counters
 	s := Stats{

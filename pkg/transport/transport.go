@@ -12,14 +12,8 @@ import (
 )
 
 // Transport is an http.RoundTripper that makes request bodies replayable for
-// the inner RoundTripper, so that a request refused by a graceful GOAWAY (or
-// a lost HTTP/1 connection) is sent again instead of failing. RoundTrip says
-// what it does to each request.
-//
-// A Transport is safe for concurrent use by multiple goroutines. Create it
-// with New or Wrap; the zero value is not usable. Stats reports its counters
-// and gauges; Drain waits until every body it buffered was released, e.g.
-// after a server's Shutdown.
+// an inner RoundTripper. Create it with New or Wrap; the zero value is not
+// usable. A Transport is safe for concurrent use by multiple goroutines.
 type Transport struct {
 	inner   http.RoundTripper // read-only after New
 	cfg     Config            // read-only after New
@@ -36,11 +30,9 @@ type Transport struct {
 	idle chan struct{} // closed while live == 0; replaced when live leaves 0
 }
 
-// New returns a Transport that hands requests to inner (http.DefaultTransport
-// when nil) with replayable bodies, within the bounds of cfg.
-//
-// cfg.PerRequestBytes is capped at cfg.TotalBytes; when cfg.Budget is nil,
-// New makes a budget of cfg.TotalBytes for this Transport alone.
+// New returns a Transport that hands requests to inner, or to
+// http.DefaultTransport if inner is nil, within the bounds of cfg. Without
+// cfg.Budget, the Transport gets a budget of cfg.TotalBytes of its own.
 func New(inner http.RoundTripper, cfg Config) *Transport {
 	if inner == nil {
 		inner = http.DefaultTransport
@@ -60,12 +52,10 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 	return t
 }
 
-// Wrap returns a function that wraps a RoundTripper in a Transport, of the
-// shape of client-go's rest.Config.Wrap (a transport.WrapperFunc). Every
-// Transport it returns shares one budget: cfg.Budget, or one of
-// cfg.TotalBytes made here, so that the bound holds however many clients
-// the function wraps. Each Transport keeps its own Stats and, in adaptive
-// mode, its own memory of which upstreams sent GOAWAY.
+// Wrap returns a function that wraps a RoundTripper in a Transport, the
+// shape of client-go's rest.Config.Wrap argument. All the Transports it
+// returns share one budget: cfg.Budget, or one of cfg.TotalBytes. Each keeps
+// its own Stats and adaptive traces.
 func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 	if cfg.Budget == nil && cfg.enabled() {
 		cfg.Budget = teebody.NewBudget(cfg.TotalBytes)
@@ -75,69 +65,27 @@ func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 	}
 }
 
-// RoundTrip implements http.RoundTripper. It never modifies req: a request
-// it buffers is sent as a shallow copy with Body and GetBody of its own, and
-// the response carries req as its Request. A request it passes through gets
-// the inner RoundTripper's answer as it is.
+// RoundTrip implements http.RoundTripper. It never modifies req.
 //
-// A request passes through to the inner RoundTripper untouched, counted in
-// Stats.PassedThrough by the first reason that applies, in this order: it has
-// no body (nil or http.NoBody); GetBody is already set (it can replay by
-// itself); it asks for a protocol upgrade (an Upgrade header, "Connection:
-// Upgrade", or X-Stream-Protocol-Version as kubectl exec, attach and
-// port-forward send: such requests never go over HTTP/2 and their bodies are
-// streams); the Config disables buffering; in adaptive mode, its upstream is
-// quiet and its body announces more than Config.AdaptiveFloorBytes (see
-// Config.Adaptive).
+// A request passes through untouched if it has no body, has GetBody set,
+// asks for a protocol upgrade, or if the Config disables buffering. In
+// adaptive mode, a large body to a quiet upstream passes through too.
+// Stats.PassedThrough counts each by its PassThroughReason.
 //
-// Any other request is buffered: its Body and GetBody read one teebody.Tee
-// around the original body. Bytes go to the upstream as they arrive and are
-// kept while a replay is still possible, up to Config.PerRequestBytes per
-// request and the shared budget in all (Config.TotalBytes, or
-// Config.Budget). The Tee reads the body at most 1 MiB ahead of what the
-// upstream took, so a slow upstream slows the client down as through a plain
-// proxy, and charges the budget for what has arrived, not for what the body
-// announced. A body that outgrows its limit, or meets a spent budget that no
-// larger body yields to it (see teebody.Budget), streams on and loses only
-// its replay; nothing waits for budget. Once a response arrives, nothing more
-// is kept.
+// RoundTrip sends any other request as a copy whose Body and GetBody read
+// one teebody.Tee. The body goes upstream as it arrives. Until a response
+// comes, it is also kept for a replay, within Config.PerRequestBytes and the
+// budget. A body that outgrows them streams on and loses only its replay: if
+// the upstream refuses it, RoundTrip returns an error matching
+// teebody.ErrNotReplayable. The upstream gets the body's bytes in order, or
+// an error; never a silently truncated body.
 //
-// A buffered request is over when RoundTrip returns an error, or, after a
-// response with a body, when the response body is closed; after that
-// req.Body is not read again and its buffer is back in the budget
-// (teebody.Tee.Close states the whole contract). For a buffered request
-// RoundTrip never returns a response together with an error. The caller must
-// close the response body; a proxy must close it before its handler returns,
-// since a server's request body must not be read after that
-// (httputil.ReverseProxy does).
-//
-// A response does not end the upload: an HTTP/2 upstream may answer before
-// it has read the body, and Go's HTTP/2 transport goes on sending it after
-// a 1xx or 2xx (golang.org/issue/13444). Once any response has come, nothing
-// of the body is kept for a replay any more, but it streams on as through
-// the inner transport alone. An empty response (a nil Body, http.NoBody, a
-// ContentLength of 0, or one that never has a body: to HEAD, 204, 304) is
-// returned as the inner transport gave it, and its request is over as soon
-// as the inner transport is done with the request body: it has read it to
-// its end or to an error, or closed it (as the http.RoundTripper contract
-// requires it to, even after RoundTrip returned), or req's context is done,
-// whichever comes first. That is before RoundTrip returns when the body was
-// sent whole before the response, as it usually is; otherwise the upload
-// goes on, and ends, exactly as it would without this Transport: closing
-// the empty response's body ends the request only if the inner transport
-// then stops sending (Go's HTTP/2 transport does, for an open stream). So a
-// caller that never closes an empty response holds nothing once the upload
-// is over. An inner RoundTripper that neither reads the body to its end nor
-// closes it keeps the request open until req's context is done; meanwhile
-// it holds no more than it did when the response came (within the
-// per-request limit and the budget), and Drain waits for it.
-//
-// When the upstream refuses the request and a replay is impossible, GetBody
-// returns an error matching teebody.ErrNotReplayable, which the inner
-// transport, and so RoundTrip, returns as it is; ErrorHandler answers it 429
-// with Retry-After. Every byte the upstream receives is the original body's
-// byte at that offset; a body that could not be read whole ends in an error,
-// never in a silent truncation.
+// A buffered request is over when RoundTrip returns an error, or when the
+// response body is closed. With an empty response (no body, or a length of
+// 0), it is over once the inner transport is done with the request body.
+// From then on, req.Body is not read again, and what it held is back in the
+// budget. So a proxy must close the response body before its handler
+// returns, as httputil.ReverseProxy does.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := &t.counters
 	c.requests.Add(1)
@@ -176,9 +124,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tee := teebody.New(req.Body, teebody.WithLimit(limit), teebody.WithBudget(t.budget),
 		teebody.WithOnDone(t.untrack), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
 	body, err := tee.NewReader()
-	if err != nil { // a fresh Tee hands out its first reader; kept for safety
-		t.end(tee)
-		return nil, err
+	if err != nil {
+		// Tee.NewReader's first call fails only on a closed Tee. A broken
+		// promise of teebody's is a bug to surface, not an error to answer.
+		panic("transport: a new Tee refused its first reader: " + err.Error())
 	}
 	out := *req // shallow: the caller's request stays as it was
 	out.Body = body
@@ -277,16 +226,10 @@ func (t *Transport) untrack() {
 	}
 }
 
-// Drain waits until every request body t has buffered is released: each
-// such request is over (as RoundTrip says: it returned an error, the
-// response body was closed, or, for an empty response, the inner transport
-// is done with the request body) and its Tee reported Done (source closed, filler exited,
-// budget given back). Requests that start while Drain waits are waited for
-// too. It returns nil once that holds, or ctx's error when ctx ends first.
-//
-// Use it after shutting down whatever sends requests, e.g. after
-// http.Server.Shutdown, to know that all memory went back. A response body
-// with content that is never closed keeps Drain waiting until ctx ends.
+// Drain waits until every request t has buffered is over (see RoundTrip),
+// including requests that start while it waits. It returns nil then, or
+// ctx's error if ctx ends first. Call it after shutting down whatever sends
+// requests, e.g. after http.Server.Shutdown.
 func (t *Transport) Drain(ctx context.Context) error {
 	for {
 		t.mu.Lock()
@@ -304,8 +247,7 @@ func (t *Transport) Drain(ctx context.Context) error {
 }
 
 // CloseIdleConnections closes the idle connections of the inner
-// RoundTripper, if it has such a method, so that http.Client's method of the
-// same name reaches it through t.
+// RoundTripper, if it has such a method.
 func (t *Transport) CloseIdleConnections() {
 	if ci, ok := t.inner.(interface{ CloseIdleConnections() }); ok {
 		ci.CloseIdleConnections()
