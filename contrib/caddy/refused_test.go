@@ -51,8 +51,8 @@ func TestRefused429(t *testing.T) {
 				t.Errorf("the body arrived intact %d times, damaged %d times; want 0 and 0", intact, wrong)
 			}
 			m := metrics(t, tester)
-			if n := metric(t, m, `teebody_retry_later_written_total{transport="refuse-`+tc.name+`"}`); n != 1 {
-				t.Errorf("teebody_retry_later_written_total = %v, want 1", n)
+			if n := metric(t, m, `teebody_error_responses_total{code="429",transport="refuse-`+tc.name+`"}`); n != 1 {
+				t.Errorf("teebody_error_responses_total{code=429} = %v, want 1", n)
 			}
 			if n := metric(t, m, `teebody_replays_refused_total{reason="too_large",transport="refuse-`+tc.name+`"}`); n < 1 {
 				t.Errorf("teebody_replays_refused_total{reason=too_large} = %v, want >= 1", n)

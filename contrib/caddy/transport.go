@@ -73,7 +73,7 @@ type Transport struct {
 	//     {teebody.retry_after} for a handle_errors route to set.
 	//
 	// Either way it is never a 502, and it is counted in
-	// teebody_retry_later_written_total.
+	// teebody_error_responses_total{code="429"}.
 	OnRefused string `json:"on_refused,omitempty"`
 
 	// Name is the value of the label transport="..." on this transport's
