@@ -3,13 +3,9 @@ module github.com/teebody/teebody
 go 1.26.0
 
 require (
-	github.com/stretchr/testify v1.12.1
-	go.uber.org/goleak v1.3.0
-	golang.org/x/net v0.62.0
-	golang.org/x/sync v0.25.0
+	go.uber.org/goleak v1.2.0
+	golang.org/x/net v0.56.0
+	golang.org/x/sync v0.21.0
 )
 
-require (
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/text v0.43.0 // indirect
-)
+require golang.org/x/text v0.38.0 // indirect
