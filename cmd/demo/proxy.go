@@ -25,11 +25,11 @@ type transportFlags struct {
 
 func (f *transportFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.total, "total-bytes", "bytes held for replay by all requests (512MiB, 1G, ...); <= 0 disables; default $"+
-		transport.EnvTotalBytes+", else 500MiB")
+		transport.EnvPrefix+"TOTAL, else 500MiB")
 	fs.Var(&f.perRequest, "per-request-bytes", "bytes held for one request's replay; default $"+
-		transport.EnvPerRequestBytes+", else 50MiB")
+		transport.EnvPrefix+"PER_REQ, else 50MiB")
 	fs.BoolVar(&f.adaptive, "adaptive", false, "buffer only for an upstream that sent GOAWAY in the last hour; default $"+
-		transport.EnvAdaptive+", else false")
+		transport.EnvPrefix+"ADAPTIVE, else false")
 	fs.DurationVar(&f.retryAfter, "retry-after", transport.DefaultRetryAfter, "Retry-After of the 429 for a body that cannot be replayed")
 }
 

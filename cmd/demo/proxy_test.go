@@ -51,8 +51,8 @@ func TestProxyEndToEnd(t *testing.T) {
 
 	// /metrics parses, and shows the replays.
 	families := scrapeMetrics(t, p.kubeconfig)
-	for _, name := range []string{"teebody_requests_total", "teebody_replays_served_total", "teebody_bytes_held",
-		"teebody_peak_bytes_held", "teebody_passed_through_requests_total", "teebody_proxy_requests_total"} {
+	for _, name := range []string{"teebody_requests_total", "teebody_replays_served_total", "teebody_held_bytes",
+		"teebody_held_peak_bytes", "teebody_passed_through_requests_total", "teebody_proxy_requests_total"} {
 		if families[name] == nil {
 			t.Errorf("metric %s missing", name)
 		}
@@ -88,14 +88,16 @@ func TestProxyNoFix(t *testing.T) {
 }
 
 func TestProxyBadEnvironment(t *testing.T) {
-	for name, val := range map[string]string{transport.EnvTotalBytes: "12XB", transport.EnvPerRequestBytes: "12XB", transport.EnvAdaptive: "maybe"} {
+	for name, val := range map[string]string{
+		transport.EnvPrefix + "TOTAL": "12XB", transport.EnvPrefix + "PER_REQ": "12XB", transport.EnvPrefix + "ADAPTIVE": "maybe",
+	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, val)
 			code, _, stderr := runCmd(t, "proxy", "-kubeconfig", "unused", "-write-kubeconfig", t.TempDir()+"/k")
 			if code != exitUsage {
 				t.Fatalf("exit %d, want 2", code)
 			}
-			contains(t, "stderr", stderr, "demo proxy: "+name+": ", `"`+val+`"`)
+			contains(t, "stderr", stderr, "demo proxy: transport: "+name+": invalid ", `"`+val+`"`)
 			if strings.Count(stderr, "\n") != 1 {
 				t.Errorf("want one line, got %q", stderr)
 			}
@@ -108,7 +110,7 @@ func TestProxyBadEnvironment(t *testing.T) {
 // every write, all below its floor, up to the floor, and /metrics shows it.
 func TestProxyAdaptive(t *testing.T) {
 	up := startServer(t, "upstream", "-goaway-chance", "0")
-	t.Setenv(transport.EnvAdaptive, "true")
+	t.Setenv(transport.EnvPrefix+"ADAPTIVE", "true")
 	off := startServer(t, "proxy", "-kubeconfig", up.kubeconfig, "-adaptive=false")
 	contains(t, "proxy log", off.stderr.String(), "adaptive=false")
 
@@ -123,7 +125,7 @@ func TestProxyAdaptive(t *testing.T) {
 	traces := metric(t, families, "teebody_adaptive_traces_total", "")
 	upstreams := metric(t, families, "teebody_adaptive_upstreams", "")
 	buffered := metric(t, families, "teebody_buffered_requests_total", "")
-	retryLater := metric(t, families, "teebody_retry_later_written_total", "")
+	retryLater := metric(t, families, "teebody_error_responses_total", "429")
 	// 20 x 10 operations of create and delete; the setup adds one write (the namespace).
 	passed := metric(t, families, "teebody_passed_through_requests_total", "quiet")
 	if quiet != 401 || buffered != 401 || passed != 0 || traces != 0 || upstreams != 0 || retryLater != 0 {
@@ -153,21 +155,21 @@ func scrapeMetrics(t *testing.T, kubeconfigPath string) map[string]*dto.MetricFa
 	return families
 }
 
-// metric is the value of the series of the metric name with that reason
-// label ("" for a metric without labels) in families.
-func metric(t *testing.T, families map[string]*dto.MetricFamily, name, reason string) float64 {
+// metric is the value of the series of the metric name with that reason or
+// code label ("" for a metric without labels) in families.
+func metric(t *testing.T, families map[string]*dto.MetricFamily, name, label string) float64 {
 	t.Helper()
 	for _, m := range families[name].GetMetric() {
 		got := ""
 		for _, l := range m.Label {
-			if l.GetName() == "reason" {
+			if l.GetName() == "reason" || l.GetName() == "code" {
 				got = l.GetValue()
 			}
 		}
-		if got == reason {
+		if got == label {
 			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
-	t.Fatalf("no metric %s with reason %q", name, reason)
+	t.Fatalf("no metric %s with label %q", name, label)
 	return 0
 }

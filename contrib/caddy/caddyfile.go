@@ -5,8 +5,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-
-	"github.com/teebody/teebody/pkg/transport"
 )
 
 // unmarshalCaddyfile reads the subdirectives of teebody's own and hands the
@@ -27,8 +25,8 @@ func (t *Transport) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			if _, err := transport.ParseSize(v); err != nil {
-				return d.Errf("%s: %v", name, err)
+			if _, err := parseSizeSetting(name, v); err != nil {
+				return d.WrapErr(err)
 			}
 			switch name {
 			case "total":
@@ -43,7 +41,7 @@ func (t *Transport) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if d.NextArg() {
 				b, err := strconv.ParseBool(d.Val())
 				if err != nil {
-					return d.Errf("adaptive: %q is not a boolean", d.Val())
+					return d.WrapErr(invalidBool("adaptive", d.Val()))
 				}
 				on = b
 				if d.NextArg() {

@@ -152,12 +152,14 @@ func TestAdaptErrors(t *testing.T) {
 	for _, tc := range []struct {
 		line, want string
 	}{
-		{"total 12XB", `total: transport: invalid size "12XB"`},
+		{"total 12XB", `total: invalid size "12XB": unknown unit "XB": want B, kB, KB, k, MB, M, GB, G, TB, T, KiB, Ki, MiB, Mi, GiB, Gi, TiB, Ti, at Caddyfile:4`},
 		{"total", "wrong argument count"},
 		{"total 1MiB 2MiB", "wrong argument count"},
-		{"per_request lots", `per_request: transport: invalid size "lots"`},
-		{"adaptive_floor 1e6", `adaptive_floor: transport: invalid size "1e6"`},
-		{"adaptive maybe", `adaptive: "maybe" is not a boolean`},
+		{"per_request lots", `per_request: invalid size "lots": unknown unit "lots": want B, kB, KB, k, MB, M, GB, G, TB, T, KiB, Ki, MiB, Mi, GiB, Gi, TiB, Ti, at Caddyfile:4`},
+		{"per_request 500m", `per_request: invalid size "500m": unknown unit "m"`},
+		{"adaptive_floor 1e6", `adaptive_floor: invalid size "1e6": want a decimal number with an optional unit, at Caddyfile:4`},
+		{"adaptive maybe", `adaptive: invalid boolean "maybe": want true or false (1, t, T, TRUE, True, 0, f, F, FALSE, False), at Caddyfile:4`},
+		{"adaptive yes", `adaptive: invalid boolean "yes"`},
 		{"retry_after soon", "retry_after: "},
 		{"retry_after -1s", "retry_after: -1s is negative"},
 		{"on_refused 502", `on_refused: "502" is neither "respond" nor "error"`},
@@ -175,6 +177,9 @@ func TestAdaptErrors(t *testing.T) {
 `), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "Caddyfile:4") {
 			t.Errorf("%s: adapt error %v, want one containing %q at Caddyfile:4", tc.line, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "transport: ") {
+			t.Errorf("%s: adapt error %v names the library: one prefix is the setting's", tc.line, err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package teebodycaddy
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/teebody/teebody/pkg/transport"
@@ -15,11 +16,13 @@ const (
 
 // config returns the library's Config for t's settings over
 // transport.ConfigFromEnv, and whether a refused request is answered by a
-// response (OnRefused). An error names the malformed setting (or variable).
+// response (OnRefused). An error names the malformed setting (or variable)
+// and carries one prefix: the library's for a variable, teebody's for a
+// setting.
 func (t *Transport) config() (cfg transport.Config, respond bool, err error) {
 	cfg, err = transport.ConfigFromEnv()
 	if err != nil {
-		return transport.Config{}, false, fmt.Errorf("teebody: %w", err)
+		return transport.Config{}, false, err
 	}
 	for _, s := range []struct {
 		name, value string
@@ -32,9 +35,9 @@ func (t *Transport) config() (cfg transport.Config, respond bool, err error) {
 		if s.value == "" {
 			continue
 		}
-		n, err := transport.ParseSize(s.value)
+		n, err := parseSizeSetting(s.name, s.value)
 		if err != nil {
-			return transport.Config{}, false, fmt.Errorf("teebody: %s: %w", s.name, err)
+			return transport.Config{}, false, fmt.Errorf("teebody: %w", err)
 		}
 		*s.to = n
 	}
@@ -56,4 +59,35 @@ func (t *Transport) config() (cfg transport.Config, respond bool, err error) {
 			t.OnRefused, onRefusedRespond, onRefusedError)
 	}
 	return cfg, respond, nil
+}
+
+// parseSizeSetting parses value, the size setting name, with
+// transport.ParseSize.
+func parseSizeSetting(name, value string) (int64, error) {
+	n, err := transport.ParseSize(value)
+	if err != nil {
+		return 0, &settingError{name, err}
+	}
+	return n, nil
+}
+
+// settingError is the library's error about the setting name. Its text
+// names the setting in place of the library's prefix, so that the error
+// carries one prefix however it is wrapped: `per_request: invalid size
+// "12XB": unknown unit "XB": ...`. It unwraps to the library's error.
+type settingError struct {
+	name string
+	err  error
+}
+
+func (e *settingError) Error() string {
+	return e.name + ": " + strings.TrimPrefix(e.err.Error(), "transport: ")
+}
+
+func (e *settingError) Unwrap() error { return e.err }
+
+// invalidBool is the error about a malformed boolean setting, in the words
+// of transport.ConfigFromEnv's error about a malformed variable.
+func invalidBool(name, value string) error {
+	return fmt.Errorf("%s: invalid boolean %q: want true or false (1, t, T, TRUE, True, 0, f, F, FALSE, False)", name, value)
 }

@@ -62,13 +62,13 @@ func TestLoadErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, transport, env, want string
 	}{
-		{"total", `{"protocol":"teebody","total":"12XB"}`, "", `teebody: total: transport: invalid size "12XB"`},
+		{"total", `{"protocol":"teebody","total":"12XB"}`, "", `teebody: total: invalid size "12XB": unknown unit "XB"`},
 		{"total number", `{"protocol":"teebody","total":1024}`, "", `total`},
-		{"per_request", `{"protocol":"teebody","per_request":"-"}`, "", `teebody: per_request: transport: invalid size`},
-		{"adaptive_floor", `{"protocol":"teebody","adaptive_floor":"KiB"}`, "", `teebody: adaptive_floor: transport: invalid size`},
+		{"per_request", `{"protocol":"teebody","per_request":"-"}`, "", `teebody: per_request: invalid size "-": want a decimal number`},
+		{"adaptive_floor", `{"protocol":"teebody","adaptive_floor":"KiB"}`, "", `teebody: adaptive_floor: invalid size "KiB": want a decimal number`},
 		{"retry_after", `{"protocol":"teebody","retry_after":-1000000000}`, "", `teebody: retry_after: -1s is negative`},
 		{"on_refused", `{"protocol":"teebody","on_refused":"maybe"}`, "", `teebody: on_refused: "maybe"`},
-		{"environment", `{"protocol":"teebody"}`, "12XB", `teebody: TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL: transport: invalid size "12XB"`},
+		{"environment", `{"protocol":"teebody"}`, "12XB", `: transport: TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL: invalid size "12XB": unknown unit "XB"`},
 		{"http setting", `{"protocol":"teebody","versions":["9"]}`, "", `unsupported HTTP version: 9`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +78,9 @@ func TestLoadErrors(t *testing.T) {
 			code, body := loadJSON(t, proxyConfig(t, tc.transport))
 			if code == http.StatusOK || !strings.Contains(body, tc.want) {
 				t.Errorf("load: %d %s, want an error containing %q", code, body, tc.want)
+			}
+			if strings.Contains(body, " teebody: transport: ") || strings.Contains(body, ": transport: invalid") {
+				t.Errorf("load: %s: the library's prefix is stacked under another", body)
 			}
 		})
 	}

@@ -22,8 +22,8 @@ func init() {
 // reverseproxy.HTTPTransport, which it embeds, and the settings below.
 //
 // A setting that is absent takes its value from the environment, as
-// transport.ConfigFromEnv reads it (transport.EnvTotalBytes and the
-// variables beside it), else the library's default (transport.DefaultConfig).
+// transport.ConfigFromEnv reads it (the variables that begin with
+// transport.EnvPrefix), else the library's default (transport.DefaultConfig).
 //
 // Caddy provisions a Transport once per config load; after Provision, its
 // RoundTrip is safe for concurrent use, as Caddy requires. It is not usable

@@ -3,7 +3,6 @@ package transport_test
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/teebody/teebody/pkg/transport"
@@ -182,38 +181,4 @@ func TestAdaptiveOff(t *testing.T) {
 	}
 	// That disabled buffering wins over adaptive mode is
 	// TestUnbufferedGoawayAnswersRetryLater's.
-}
-
-func TestConfigFromEnvAdaptive(t *testing.T) {
-	for _, tc := range []struct {
-		val  string // "-" leaves the variable unset
-		want bool
-	}{
-		{"-", false}, {"", false}, {"  ", false},
-		{"true", true}, {"TRUE", true}, {"True", true}, {"t", true}, {"1", true}, {" true\t", true},
-		{"false", false}, {"0", false}, {"F", false},
-	} {
-		setEnv(t, transport.EnvAdaptive, tc.val)
-		cfg, err := transport.ConfigFromEnv()
-		if err != nil || cfg.Adaptive != tc.want {
-			t.Errorf("%s=%q: Adaptive %v, %v; want %v, nil", transport.EnvAdaptive, tc.val, cfg.Adaptive, err, tc.want)
-		}
-		if want := transport.DefaultConfig(); err == nil && (cfg.TotalBytes != want.TotalBytes || cfg.AdaptiveWindow != 0) {
-			t.Errorf("%s=%q changed more than Adaptive: %+v", transport.EnvAdaptive, tc.val, cfg)
-		}
-	}
-	for _, val := range []string{"yes", "on", "maybe", "2", "tru", "-1"} {
-		setEnv(t, transport.EnvAdaptive, val)
-		cfg, err := transport.ConfigFromEnv()
-		if err == nil {
-			t.Errorf("%s=%q: %+v, nil; want an error", transport.EnvAdaptive, val, cfg)
-			continue
-		}
-		if !strings.HasPrefix(err.Error(), transport.EnvAdaptive+": transport: invalid boolean ") || !strings.Contains(err.Error(), `"`+val+`"`) {
-			t.Errorf("error %q must name %s, say it is an invalid boolean and quote %q", err, transport.EnvAdaptive, val)
-		}
-		if cfg != (transport.Config{}) {
-			t.Errorf("config with the error = %+v, want the zero Config", cfg)
-		}
-	}
 }

@@ -2,8 +2,6 @@ package transport_test
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/teebody/teebody/pkg/transport"
@@ -103,37 +101,4 @@ func TestAdaptiveFloorBoundsQuietBodies(t *testing.T) {
 	if st.ReplaysRefused.TooLarge != 0 || st.AdaptiveUpstreams != 0 {
 		t.Errorf("stats %+v: a quiet upstream with no GOAWAY got no replay call and stays quiet", st)
 	}
-}
-
-func TestConfigFromEnvAdaptiveFloor(t *testing.T) {
-	if got := transport.DefaultConfig().AdaptiveFloorBytes; got != 64<<10 {
-		t.Fatalf("DefaultConfig().AdaptiveFloorBytes = %d, want 64 KiB", got)
-	}
-	for _, tc := range []struct {
-		val  string
-		want int64
-	}{
-		{"-", 64 << 10},
-		{"1MiB", 1 << 20},
-		{"4096", 4096},
-		{"0", 0},
-	} {
-		setEnv(t, transport.EnvAdaptiveFloorBytes, tc.val)
-		cfg, err := transport.ConfigFromEnv()
-		if err != nil || cfg.AdaptiveFloorBytes != tc.want {
-			t.Errorf("%s=%q: floor %d, %v; want %d, nil", transport.EnvAdaptiveFloorBytes, tc.val, cfg.AdaptiveFloorBytes, err, tc.want)
-		}
-	}
-	setEnv(t, transport.EnvAdaptiveFloorBytes, "64KB!")
-	_, err := transport.ConfigFromEnv()
-	if !errors.Is(err, transport.ErrInvalidSize) || !strings.HasPrefix(fmtErr(err), transport.EnvAdaptiveFloorBytes+": ") {
-		t.Errorf("malformed floor: error %v, want ErrInvalidSize naming %s", err, transport.EnvAdaptiveFloorBytes)
-	}
-}
-
-func fmtErr(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

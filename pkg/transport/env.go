@@ -8,63 +8,83 @@ import (
 	"strings"
 )
 
-// errInvalidBool is wrapped by the error ConfigFromEnv returns for a
-// malformed EnvAdaptive. Unexported: every error of ConfigFromEnv is a
-// malformed value, which its text names; there is nothing to tell apart.
-var errInvalidBool = errors.New("transport: invalid boolean")
+// EnvPrefix is the prefix of the environment variables ConfigFromEnv reads.
+// Its TOTAL and PER_REQ are the names of Teleport's change for the same
+// GOAWAY (gravitational/teleport pull request 60695), so that its
+// deployments need no new names.
+const EnvPrefix = "TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_"
 
-// ConfigFromEnv returns DefaultConfig overridden by the environment:
-// EnvTotalBytes sets TotalBytes, EnvPerRequestBytes sets PerRequestBytes and
-// EnvAdaptiveFloorBytes sets AdaptiveFloorBytes, each in the forms ParseSize
-// accepts, and EnvAdaptive sets Adaptive, in the forms strconv.ParseBool
-// accepts ("1", "t", "true", "TRUE", "0", "f", "false", ...). A variable that
-// is unset or empty (or only spaces) keeps the default. Each value means what
-// its Config field says: a TotalBytes or PerRequestBytes <= 0 disables
-// buffering, an AdaptiveFloorBytes <= 0 only turns the floor off. The
-// returned PerRequestBytes is already capped at TotalBytes, as New would cap
-// it, so that what a caller logs is what applies.
-//
-// A malformed value is an error that names the variable and quotes its
-// value (for example `TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL: transport:
-// invalid size "12XB": unknown unit "XB"`; a size's error wraps
-// ErrInvalidSize); the Config returned with it is the zero Config (buffering
-// disabled), never a silent default.
+// ConfigFromEnv is ConfigFromEnvPrefix(EnvPrefix).
 func ConfigFromEnv() (Config, error) {
-	cfg := DefaultConfig()
-	for _, v := range []struct {
-		name string
-		dst  *int64
-	}{
-		{EnvTotalBytes, &cfg.TotalBytes},
-		{EnvPerRequestBytes, &cfg.PerRequestBytes},
-		{EnvAdaptiveFloorBytes, &cfg.AdaptiveFloorBytes},
-	} {
-		s, ok := lookupEnv(v.name)
-		if !ok {
-			continue
-		}
-		n, err := ParseSize(s)
-		if err != nil {
-			return Config{}, fmt.Errorf("%s: %w", v.name, err)
-		}
-		*v.dst = n
-	}
-	if s, ok := lookupEnv(EnvAdaptive); ok {
-		b, err := strconv.ParseBool(strings.TrimSpace(s))
-		if err != nil {
-			return Config{}, fmt.Errorf("%s: %w %q: want true or false", EnvAdaptive, errInvalidBool, s)
-		}
-		cfg.Adaptive = b
-	}
-	if cfg.TotalBytes > 0 {
-		cfg.PerRequestBytes = min(cfg.PerRequestBytes, cfg.TotalBytes)
-	}
-	return cfg, nil
+	return ConfigFromEnvPrefix(EnvPrefix)
 }
 
-// lookupEnv returns the value of the variable name, and whether it is set
-// to something other than spaces.
-func lookupEnv(name string) (string, bool) {
-	s, ok := os.LookupEnv(name)
-	return s, ok && strings.TrimSpace(s) != ""
+// ConfigFromEnvPrefix returns DefaultConfig overridden by the environment.
+// It reads the variables named prefix followed by:
+//   - TOTAL, which sets TotalBytes;
+//   - PER_REQ, which sets PerRequestBytes;
+//   - ADAPTIVE, which sets Adaptive;
+//   - ADAPTIVE_FLOOR, which sets AdaptiveFloorBytes.
+//
+// Sizes take the forms of ParseSize. ADAPTIVE takes the forms of
+// strconv.ParseBool: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False.
+// A variable that is unset, empty or only spaces keeps the default. Each
+// value means what its Config field says. The result is capped as New caps
+// it, so what a caller logs is what applies.
+//
+// A malformed variable is an error that names it and quotes its value. The
+// error reports every malformed variable, one per line. An error about a
+// size matches ErrInvalidSize. With an error, the Config is the zero Config.
+func ConfigFromEnvPrefix(prefix string) (Config, error) {
+	cfg := DefaultConfig()
+	r := envReader{prefix: prefix}
+	r.size("TOTAL", &cfg.TotalBytes)
+	r.size("PER_REQ", &cfg.PerRequestBytes)
+	r.bool("ADAPTIVE", &cfg.Adaptive)
+	r.size("ADAPTIVE_FLOOR", &cfg.AdaptiveFloorBytes)
+	if err := errors.Join(r.errs...); err != nil {
+		return Config{}, err
+	}
+	return cfg.limited(), nil
+}
+
+// envReader reads the variables of one prefix and collects their errors.
+type envReader struct {
+	prefix string
+	errs   []error
+}
+
+// lookup returns the value of the variable prefix+suffix and its name, and
+// whether it is set to something other than spaces.
+func (r *envReader) lookup(suffix string) (value, name string, ok bool) {
+	name = r.prefix + suffix
+	value, ok = os.LookupEnv(name)
+	return value, name, ok && strings.TrimSpace(value) != ""
+}
+
+func (r *envReader) size(suffix string, dst *int64) {
+	s, name, ok := r.lookup(suffix)
+	if !ok {
+		return
+	}
+	n, err := parseSize(s)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("transport: %s: %w", name, err))
+		return
+	}
+	*dst = n
+}
+
+func (r *envReader) bool(suffix string, dst *bool) {
+	s, name, ok := r.lookup(suffix)
+	if !ok {
+		return
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(s))
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("transport: %s: invalid boolean %q: want true or false "+
+			"(1, t, T, TRUE, True, 0, f, F, FALSE, False)", name, s))
+		return
+	}
+	*dst = b
 }

@@ -151,32 +151,51 @@ func ExampleWrap() {
 	// buffered: 1
 }
 
-// ConfigFromEnv starts from DefaultConfig and reads the four
-// TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_* variables; a malformed one is an
-// error that names it.
+// ConfigFromEnv starts from DefaultConfig and reads the variables that
+// begin with EnvPrefix. The limits come capped as New caps them.
 func ExampleConfigFromEnv() {
-	os.Setenv(transport.EnvTotalBytes, "1GiB")
-	os.Setenv(transport.EnvPerRequestBytes, "2Gi") // capped at the total
-	os.Setenv(transport.EnvAdaptive, "true")
-	os.Setenv(transport.EnvAdaptiveFloorBytes, "0") // turns the floor off, not buffering
+	os.Setenv(transport.EnvPrefix+"TOTAL", "1GiB")
+	os.Setenv(transport.EnvPrefix+"PER_REQ", "2Gi") // capped at the total
+	os.Setenv(transport.EnvPrefix+"ADAPTIVE", "true")
+	os.Setenv(transport.EnvPrefix+"ADAPTIVE_FLOOR", "0") // turns the floor off, not buffering
 	cfg, err := transport.ConfigFromEnv()
 	fmt.Println(cfg.TotalBytes, cfg.PerRequestBytes, cfg.Adaptive, cfg.AdaptiveFloorBytes, err)
-	os.Unsetenv(transport.EnvAdaptive)
-	os.Unsetenv(transport.EnvAdaptiveFloorBytes)
 
-	os.Setenv(transport.EnvPerRequestBytes, "12XB")
-	_, err = transport.ConfigFromEnv()
-	fmt.Println(err)
+	os.Setenv(transport.EnvPrefix+"TOTAL", "0") // disables buffering
+	cfg, err = transport.ConfigFromEnv()
+	fmt.Println(cfg.TotalBytes, cfg.PerRequestBytes, cfg.Adaptive, cfg.AdaptiveFloorBytes, err)
 
-	os.Unsetenv(transport.EnvTotalBytes)
-	os.Unsetenv(transport.EnvPerRequestBytes)
+	for _, suffix := range []string{"TOTAL", "PER_REQ", "ADAPTIVE", "ADAPTIVE_FLOOR"} {
+		os.Unsetenv(transport.EnvPrefix + suffix)
+	}
 	// Output:
 	// 1073741824 1073741824 true 0 <nil>
-	// TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_PER_REQ: transport: invalid size "12XB": unknown unit "XB"
+	// 0 0 true 0 <nil>
+}
+
+// A program other than Teleport names its own variables. One error reports
+// every malformed one, each on a line of its own.
+func ExampleConfigFromEnvPrefix() {
+	os.Setenv("MYPROXY_BUFFER_TOTAL", "100MB")
+	cfg, err := transport.ConfigFromEnvPrefix("MYPROXY_BUFFER_")
+	fmt.Println(cfg.TotalBytes, cfg.PerRequestBytes, err)
+
+	os.Setenv("MYPROXY_BUFFER_PER_REQ", "12XB")
+	os.Setenv("MYPROXY_BUFFER_ADAPTIVE", "yes")
+	_, err = transport.ConfigFromEnvPrefix("MYPROXY_BUFFER_")
+	fmt.Println(err)
+
+	os.Unsetenv("MYPROXY_BUFFER_TOTAL")
+	os.Unsetenv("MYPROXY_BUFFER_PER_REQ")
+	os.Unsetenv("MYPROXY_BUFFER_ADAPTIVE")
+	// Output:
+	// 100000000 52428800 <nil>
+	// transport: MYPROXY_BUFFER_PER_REQ: invalid size "12XB": unknown unit "XB": want B, kB, KB, k, MB, M, GB, G, TB, T, KiB, Ki, MiB, Mi, GiB, Gi, TiB, Ti
+	// transport: MYPROXY_BUFFER_ADAPTIVE: invalid boolean "yes": want true or false (1, t, T, TRUE, True, 0, f, F, FALSE, False)
 }
 
 func ExampleParseSize() {
-	for _, s := range []string{"1048576", "512MiB", "50Mi", "1G", "1.5GiB", "0", "1.5"} {
+	for _, s := range []string{"1048576", "512MiB", "50Mi", "5MB", "1G", "1.5GiB", "0", "1.5"} {
 		n, err := transport.ParseSize(s)
 		fmt.Println(s, n, err)
 	}
@@ -184,6 +203,7 @@ func ExampleParseSize() {
 	// 1048576 1048576 <nil>
 	// 512MiB 536870912 <nil>
 	// 50Mi 52428800 <nil>
+	// 5MB 5000000 <nil>
 	// 1G 1000000000 <nil>
 	// 1.5GiB 1610612736 <nil>
 	// 0 0 <nil>

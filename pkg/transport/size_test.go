@@ -2,7 +2,6 @@ package transport_test
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -20,8 +19,6 @@ func TestParseSize(t *testing.T) {
 		{"+5", 5},
 		{"-0", 0},
 		{"512MiB", 512 << 20},
-		{"512mib", 512 << 20},
-		{"512MIB", 512 << 20},
 		{"50Mi", 50 << 20},
 		{"1G", 1e9},
 		{"1GB", 1e9},
@@ -29,9 +26,16 @@ func TestParseSize(t *testing.T) {
 		{"1.5GiB", 3 << 29},
 		{"0.5KiB", 512},
 		{"2k", 2000},
-		{"2K", 2000},
+		{"2kB", 2000},
 		{"2KB", 2000},
+		{"2Ki", 2048},
+		{"2KiB", 2048},
 		{"3M", 3e6},
+		{"5MB", 5e6},
+		{"5MiB", 5 << 20},
+		{"1GiB", 1 << 30},
+		{"1TB", 1e12},
+		{"1Ti", 1 << 40},
 		{"1T", 1e12},
 		{"1TiB", 1 << 40},
 		{"100B", 100},
@@ -61,6 +65,17 @@ func TestParseSize(t *testing.T) {
 		{"1GiBs", "unknown unit"},
 		{"1Pi", "unit beyond Ti"},
 		{"1EiB", "unit beyond Ti"},
+		{"500m", "milli in Kubernetes quantities"},
+		{"1mb", "units are case-sensitive"},
+		{"1mib", "units are case-sensitive"},
+		{"1MIB", "units are case-sensitive"},
+		{"1gi", "units are case-sensitive"},
+		{"1kib", "units are case-sensitive"},
+		{"2K", "no K alone: Kubernetes has none"},
+		{"2Kb", "a bit, or ambiguous"},
+		{"2kb", "a bit, or ambiguous"},
+		{"1b", "a bit, or ambiguous"},
+		{"1KIB", "units are case-sensitive"},
 		{"1.5.5", "two points"},
 		{".5", "no integer part"},
 		{"5.", "no fraction digits"},
@@ -103,77 +118,23 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
-	const mib = 1 << 20
-	def := transport.DefaultConfig()
-	if def.TotalBytes != 500*mib || def.PerRequestBytes != 50*mib || def.RetryAfter != transport.DefaultRetryAfter {
-		t.Fatalf("DefaultConfig() = %+v", def)
-	}
-	cases := []struct {
-		name            string
-		total, perReq   string // "-" leaves the variable unset
-		wantTotal, want int64
-	}{
-		{"unset", "-", "-", 500 * mib, 50 * mib},
-		{"empty", "", " ", 500 * mib, 50 * mib},
-		{"both", "1GiB", "10Mi", 1 << 30, 10 * mib},
-		{"plain bytes", "1048576", "4096", mib, 4096},
-		{"per request capped at total", "20MiB", "-", 20 * mib, 20 * mib},
-		{"per request above total", "1MiB", "2MiB", mib, mib},
-		{"total disabled", "0", "-", 0, 50 * mib},
-		{"total negative", "-1", "-", -1, 50 * mib},
-		{"per request disabled", "-", "0", 500 * mib, 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			setEnv(t, transport.EnvTotalBytes, tc.total)
-			setEnv(t, transport.EnvPerRequestBytes, tc.perReq)
-			cfg, err := transport.ConfigFromEnv()
-			if err != nil {
-				t.Fatalf("ConfigFromEnv: %v", err)
-			}
-			if cfg.TotalBytes != tc.wantTotal || cfg.PerRequestBytes != tc.want {
-				t.Errorf("ConfigFromEnv() = total %d, per request %d; want %d, %d", cfg.TotalBytes, cfg.PerRequestBytes, tc.wantTotal, tc.want)
-			}
-			if cfg.RetryAfter != transport.DefaultRetryAfter {
-				t.Errorf("RetryAfter = %v", cfg.RetryAfter)
-			}
-		})
-	}
-
-	for _, name := range []string{transport.EnvTotalBytes, transport.EnvPerRequestBytes} {
-		for _, val := range []string{"12XB", "1.5.5", "lots", "1e9", "0x10", "99999999999999999999"} {
-			t.Run("malformed "+name+"="+val, func(t *testing.T) {
-				other := transport.EnvPerRequestBytes
-				if name == other {
-					other = transport.EnvTotalBytes
-				}
-				setEnv(t, other, "-")
-				setEnv(t, name, val)
-				cfg, err := transport.ConfigFromEnv()
-				if err == nil {
-					t.Fatalf("ConfigFromEnv() = %+v, nil; want an error", cfg)
-				}
-				if !errors.Is(err, transport.ErrInvalidSize) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), `"`+val+`"`) {
-					t.Errorf("error %q must name %s, quote %q and match ErrInvalidSize", err, name, val)
-				}
-				if cfg != (transport.Config{}) {
-					t.Errorf("config with the error = %+v, want the zero Config", cfg)
-				}
-			})
+// TestParseSizeErrors pins the texts: one package prefix, the input quoted,
+// and for an unknown unit the units that are valid.
+func TestParseSizeErrors(t *testing.T) {
+	const units = "B, kB, KB, k, MB, M, GB, G, TB, T, KiB, Ki, MiB, Mi, GiB, Gi, TiB, Ti"
+	for _, tc := range []struct{ in, want string }{
+		{"12XB", `transport: invalid size "12XB": unknown unit "XB": want ` + units},
+		{"500m", `transport: invalid size "500m": unknown unit "m": want ` + units},
+		{"2K", `transport: invalid size "2K": unknown unit "K": want ` + units},
+		{"MiB", `transport: invalid size "MiB": want a decimal number with an optional unit`},
+		{"1e3", `transport: invalid size "1e3": want a decimal number with an optional unit`},
+		{"0x10", `transport: invalid size "0x10": want a decimal number with an optional unit`},
+		{"1.5", `transport: invalid size "1.5": not a whole number of bytes`},
+		{"8388608Ti", `transport: invalid size "8388608Ti": out of range`},
+	} {
+		_, err := transport.ParseSize(tc.in)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("ParseSize(%q) error:\n got %v\nwant %s", tc.in, err, tc.want)
 		}
 	}
-}
-
-// setEnv sets name to val for the test, or unsets it when val is "-".
-func setEnv(t *testing.T, name, val string) {
-	t.Helper()
-	t.Setenv(name, "") // restores the old value at the end of the test
-	if val == "-" {
-		if err := os.Unsetenv(name); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Setenv(name, val)
 }

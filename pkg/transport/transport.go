@@ -37,10 +37,11 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 	if inner == nil {
 		inner = http.DefaultTransport
 	}
+	cfg = cfg.limited()
 	t := &Transport{inner: inner, cfg: cfg, enabled: cfg.enabled(), idle: make(chan struct{})}
 	close(t.idle)
 	if t.enabled {
-		t.limit = cfg.perRequestLimit()
+		t.limit = cfg.PerRequestBytes
 		t.budget = cfg.Budget
 		if t.budget == nil {
 			t.budget = teebody.NewBudget(cfg.TotalBytes)

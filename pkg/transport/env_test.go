@@ -1,0 +1,239 @@
+package transport_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// The variables ConfigFromEnv reads.
+const (
+	envTotal   = transport.EnvPrefix + "TOTAL"
+	envPerReq  = transport.EnvPrefix + "PER_REQ"
+	envAdapt   = transport.EnvPrefix + "ADAPTIVE"
+	envFloor   = transport.EnvPrefix + "ADAPTIVE_FLOOR"
+	validUnits = "B, kB, KB, k, MB, M, GB, G, TB, T, KiB, Ki, MiB, Mi, GiB, Gi, TiB, Ti"
+	validBools = "true or false (1, t, T, TRUE, True, 0, f, F, FALSE, False)"
+)
+
+func TestConfigFromEnvPrefixConstant(t *testing.T) {
+	if transport.EnvPrefix != "TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_" {
+		t.Errorf("EnvPrefix = %q: Teleport's deployments use TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_", transport.EnvPrefix)
+	}
+}
+
+// TestConfigFromEnv: each variable sets its field, and what comes back is
+// capped as the Config doc says, whatever the total.
+func TestConfigFromEnv(t *testing.T) {
+	const mib = 1 << 20
+	def := transport.DefaultConfig()
+	if def.TotalBytes != 500*mib || def.PerRequestBytes != 50*mib || def.RetryAfter != transport.DefaultRetryAfter ||
+		def.AdaptiveFloorBytes != 64<<10 {
+		t.Fatalf("DefaultConfig() = %+v", def)
+	}
+	cases := []struct {
+		name                       string
+		total, perReq, floor       string // "-" leaves the variable unset
+		wantTotal, want, wantFloor int64
+	}{
+		{"unset", "-", "-", "-", 500 * mib, 50 * mib, 64 << 10},
+		{"empty", "", " ", "\t", 500 * mib, 50 * mib, 64 << 10},
+		{"all", "1GiB", "10Mi", "1MB", 1 << 30, 10 * mib, 1e6},
+		{"plain bytes", "1048576", "4096", "100", mib, 4096, 100},
+		{"per request capped at total", "20MiB", "-", "-", 20 * mib, 20 * mib, 64 << 10},
+		{"per request above total", "1MiB", "2MiB", "-", mib, mib, 64 << 10},
+		{"total 0 disables per request", "0", "-", "-", 0, 0, 0},
+		{"total negative", "-5", "-", "-", -5, -5, -5},
+		{"total 0, per request set", "0", "10MiB", "-", 0, 0, 0},
+		{"per request disabled", "-", "0", "-", 500 * mib, 0, 0},
+		{"floor above per request", "-", "16KiB", "64KiB", 500 * mib, 16 << 10, 16 << 10},
+		{"floor above a capped per request", "32KiB", "-", "1MiB", 32 << 10, 32 << 10, 32 << 10},
+		{"floor off", "-", "-", "0", 500 * mib, 50 * mib, 0},
+		{"floor negative", "-", "-", "-1", 500 * mib, 50 * mib, -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			setEnv(t, envTotal, tc.total)
+			setEnv(t, envPerReq, tc.perReq)
+			setEnv(t, envFloor, tc.floor)
+			setEnv(t, envAdapt, "-")
+			cfg, err := transport.ConfigFromEnv()
+			if err != nil {
+				t.Fatalf("ConfigFromEnv: %v", err)
+			}
+			want := transport.Config{TotalBytes: tc.wantTotal, PerRequestBytes: tc.want,
+				RetryAfter: transport.DefaultRetryAfter, AdaptiveFloorBytes: tc.wantFloor}
+			if cfg != want {
+				t.Errorf("ConfigFromEnv() = %+v\nwant %+v", cfg, want)
+			}
+		})
+	}
+}
+
+// TestConfigFromEnvPrefix: the same settings under a prefix the caller
+// chooses, and nothing from the default names.
+func TestConfigFromEnvPrefix(t *testing.T) {
+	setEnv(t, envTotal, "12XB") // not read under another prefix
+	setEnv(t, "MYPROXY_TOTAL", "1GB")
+	setEnv(t, "MYPROXY_PER_REQ", "2MB")
+	setEnv(t, "MYPROXY_ADAPTIVE", "1")
+	setEnv(t, "MYPROXY_ADAPTIVE_FLOOR", "3kB")
+	cfg, err := transport.ConfigFromEnvPrefix("MYPROXY_")
+	want := transport.Config{TotalBytes: 1e9, PerRequestBytes: 2e6, RetryAfter: transport.DefaultRetryAfter,
+		Adaptive: true, AdaptiveFloorBytes: 3e3}
+	if err != nil || cfg != want {
+		t.Errorf("ConfigFromEnvPrefix = %+v, %v\nwant %+v, nil", cfg, err, want)
+	}
+	_, err = transport.ConfigFromEnv()
+	if got := fmtErr(err); got != `transport: `+envTotal+`: invalid size "12XB": unknown unit "XB": want `+validUnits {
+		t.Errorf("ConfigFromEnv error %q", got)
+	}
+}
+
+func TestConfigFromEnvAdaptive(t *testing.T) {
+	for _, tc := range []struct {
+		val  string // "-" leaves the variable unset
+		want bool
+	}{
+		{"-", false}, {"", false}, {"  ", false},
+		{"true", true}, {"TRUE", true}, {"True", true}, {"t", true}, {"T", true}, {"1", true}, {" true\t", true},
+		{"false", false}, {"FALSE", false}, {"False", false}, {"0", false}, {"f", false}, {"F", false},
+	} {
+		setEnv(t, envAdapt, tc.val)
+		cfg, err := transport.ConfigFromEnv()
+		if err != nil || cfg.Adaptive != tc.want {
+			t.Errorf("%s=%q: Adaptive %v, %v; want %v, nil", envAdapt, tc.val, cfg.Adaptive, err, tc.want)
+		}
+		if want := transport.DefaultConfig(); err == nil && (cfg.TotalBytes != want.TotalBytes || cfg.AdaptiveWindow != 0) {
+			t.Errorf("%s=%q changed more than Adaptive: %+v", envAdapt, tc.val, cfg)
+		}
+	}
+	for _, val := range []string{"yes", "on", "no", "off", "maybe", "2", "tru", "-1", "tRuE"} {
+		setEnv(t, envAdapt, val)
+		cfg, err := transport.ConfigFromEnv()
+		want := `transport: ` + envAdapt + `: invalid boolean "` + val + `": want ` + validBools
+		if got := fmtErr(err); got != want {
+			t.Errorf("%s=%q: error\n got %q\nwant %q", envAdapt, val, got, want)
+		}
+		if cfg != (transport.Config{}) {
+			t.Errorf("config with the error = %+v, want the zero Config", cfg)
+		}
+	}
+}
+
+// TestConfigFromEnvErrors: one error reports every malformed variable, in
+// the order of the doc, each with one prefix; sizes match ErrInvalidSize.
+func TestConfigFromEnvErrors(t *testing.T) {
+	for _, name := range []string{envTotal, envPerReq, envFloor} {
+		for _, val := range []string{"12XB", "1.5.5", "lots", "1e9", "0x10", "99999999999999999999", "500m", "1mb"} {
+			t.Run(name+"="+val, func(t *testing.T) {
+				for _, other := range []string{envTotal, envPerReq, envFloor, envAdapt} {
+					setEnv(t, other, "-")
+				}
+				setEnv(t, name, val)
+				cfg, err := transport.ConfigFromEnv()
+				if !errors.Is(err, transport.ErrInvalidSize) {
+					t.Errorf("error %v does not match ErrInvalidSize", err)
+				}
+				_, perr := transport.ParseSize(val)
+				want := "transport: " + name + ": " + strings.TrimPrefix(fmtErr(perr), "transport: ")
+				if got := fmtErr(err); got != want || !strings.Contains(got, `"`+val+`"`) {
+					t.Errorf("error\n got %q\nwant %q", got, want)
+				}
+				if cfg != (transport.Config{}) {
+					t.Errorf("config with the error = %+v, want the zero Config", cfg)
+				}
+			})
+		}
+	}
+
+	setEnv(t, envTotal, "12XB")
+	setEnv(t, envPerReq, "1.5")
+	setEnv(t, envAdapt, "yes")
+	setEnv(t, envFloor, "64 K")
+	cfg, err := transport.ConfigFromEnv()
+	want := strings.Join([]string{
+		`transport: ` + envTotal + `: invalid size "12XB": unknown unit "XB": want ` + validUnits,
+		`transport: ` + envPerReq + `: invalid size "1.5": not a whole number of bytes`,
+		`transport: ` + envAdapt + `: invalid boolean "yes": want ` + validBools,
+		`transport: ` + envFloor + `: invalid size "64 K": unknown unit "K": want ` + validUnits,
+	}, "\n")
+	if got := fmtErr(err); got != want {
+		t.Errorf("four malformed variables: error\n got %s\nwant %s", got, want)
+	}
+	if !errors.Is(err, transport.ErrInvalidSize) {
+		t.Errorf("error %v does not match ErrInvalidSize", err)
+	}
+	if cfg != (transport.Config{}) {
+		t.Errorf("config with the error = %+v, want the zero Config", cfg)
+	}
+
+	setEnv(t, envTotal, "-")
+	setEnv(t, envPerReq, "-")
+	setEnv(t, envFloor, "-")
+	if _, err := transport.ConfigFromEnv(); errors.Is(err, transport.ErrInvalidSize) {
+		t.Errorf("a malformed boolean alone matches ErrInvalidSize: %v", err)
+	}
+}
+
+// TestConfigFloorCappedAtPerRequest: in adaptive mode, a quiet body that
+// announces more than the per-request limit passes through, though it
+// announces less than the floor: it could never be held whole.
+func TestConfigFloorCappedAtPerRequest(t *testing.T) {
+	inner := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		_, err := io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: req}, nil
+	})
+	cfg := transport.DefaultConfig()
+	cfg.Adaptive = true
+	cfg.PerRequestBytes = 1 << 10
+	cfg.AdaptiveFloorBytes = 64 << 10
+	tr := transport.New(inner, cfg)
+	for _, size := range []int{4 << 10, 1 << 10} {
+		req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/", io.NopCloser(strings.NewReader(strings.Repeat("x", size))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = int64(size)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("RoundTrip(%d bytes): %v", size, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	drain(t, tr)
+	if st := tr.Stats(); st.PassedThrough.Quiet != 1 || st.BufferedQuiet != 1 {
+		t.Errorf("passed through quiet %d, buffered quiet %d; want 1 (4 KiB, over the per-request limit), 1 (1 KiB)",
+			st.PassedThrough.Quiet, st.BufferedQuiet)
+	}
+}
+
+// setEnv sets name to val for the test, or unsets it when val is "-".
+func setEnv(t *testing.T, name, val string) {
+	t.Helper()
+	t.Setenv(name, "") // restores the old value at the end of the test
+	if val == "-" {
+		if err := os.Unsetenv(name); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Setenv(name, val)
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
