@@ -96,9 +96,12 @@ func TestMetricsParse(t *testing.T) {
 	// 6 operations of create and delete; setup adds its own requests.
 	assert.GreaterOrEqual(t, value("teebody_buffered_requests_total"), 12.0, "buffered")
 	assert.Equal(t, float64(1<<20), value("teebody_budget_bytes"), "budget")
-	assert.Zero(t, value("teebody_bytes_held"), "bytes held")
+	assert.Zero(t, value("teebody_held_bytes"), "bytes held")
 	if f := families["teebody_replays_refused_total"]; assert.NotNil(t, f, "replays refused") {
 		assert.Len(t, f.Metric, 5, "replays refused: one per reason")
+	}
+	if f := families["teebody_error_responses_total"]; assert.NotNil(t, f, "error responses") {
+		assert.Len(t, f.Metric, 2, "error responses: one per code")
 	}
 	assert.Contains(t, families, "teebody_proxy_requests_total")
 }
