@@ -15,7 +15,9 @@
 //     module is the version it requires, and builds and runs a program that
 //     uses it;
 //   - go gets every public module at HEAD together, and builds and runs a
-//     program that uses the library and each contrib module.
+//     program that uses the library and each contrib module;
+//   - go gets the library at HEAD in user modules (nobump.go), and fails if
+//     any module they had changes its version.
 //
 // First, every module of the repository (the demo's and the others too) must
 // agree with its go.mod as it is: a module that requires a contrib module
@@ -170,8 +172,13 @@ func run(root string, keep, pinHead bool) error {
 	if err := check(filepath.Join(work, "all"), env, mods, mods, headVersions); err != nil {
 		failed = append(failed, fmt.Sprintf("every public module at HEAD: %v", err))
 	}
+	for _, u := range users {
+		if err := noBump(filepath.Join(work, "nobump-"+u.name), env, u, mods[0].Path, headVersions[mods[0].Path]); err != nil {
+			failed = append(failed, fmt.Sprintf("adding the library bumps other modules: %v", err))
+		}
+	}
 	if len(failed) > 0 {
-		return fmt.Errorf("a user's go get would fail:\n\t%s", strings.Join(failed, "\n\t"))
+		return fmt.Errorf("a user's go get would fail or move their modules:\n\t%s", strings.Join(failed, "\n\t"))
 	}
 	return nil
 }
