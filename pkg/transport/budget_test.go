@@ -18,8 +18,8 @@ import (
 // TestBudgetSpent runs concurrent large bodies through a proxy whose budget
 // is tiny, to an upstream whose first connection refuses its streams with a
 // GOAWAY. Nothing blocks on the budget; a request refused by a GOAWAY that
-// could not be kept reaches the client only as 429 + Retry-After with a
-// Kubernetes Status body; and a client that sends such a write again ends
+// could not be kept reaches the client (a Kubernetes API client) only as
+// 429 + Retry-After with a Kubernetes Status body; and a client that sends such a write again ends
 // with every write applied exactly once.
 //
 // Two rounds of 48 writes: in the first, another holder of the budget (a
@@ -49,7 +49,7 @@ func TestBudgetSpent(t *testing.T) {
 	write := func(id string, b testBody) {
 		for attempt := 0; attempt < 20; attempt++ {
 			sent.Add(1)
-			resp, err := client.RoundTrip(newPost(context.Background(), f.srv.URL, b, id))
+			resp, err := client.RoundTrip(newPost(context.Background(), f.srv.URL+"/api/v1/namespaces/default/configmaps", b, id))
 			if err != nil {
 				failed.Add(1)
 				mu.Lock()
