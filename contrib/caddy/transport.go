@@ -113,13 +113,14 @@ func (t *Transport) Provision(ctx caddy.Context) error {
 	if err := t.registerMetrics(ctx); err != nil {
 		return err
 	}
+	applied := t.tr.Config()
 	ctx.Logger().Info("replayable request bodies",
 		zap.String("name", t.Name),
 		zap.Int64("total", t.tr.Stats().BudgetBytes),
-		zap.Int64("per_request", min(cfg.PerRequestBytes, cfg.TotalBytes)),
-		zap.Bool("adaptive", cfg.Adaptive),
-		zap.Int64("adaptive_floor", cfg.AdaptiveFloorBytes),
-		zap.Duration("retry_after", cfg.RetryAfter),
+		zap.Int64("per_request", applied.PerRequestBytes),
+		zap.Bool("adaptive", applied.Adaptive),
+		zap.Int64("adaptive_floor", applied.AdaptiveFloorBytes),
+		zap.Duration("retry_after", applied.RetryAfter),
 		zap.Bool("respond", respond))
 	return nil
 }

@@ -97,7 +97,7 @@ func (c Config) enabled() bool {
 	return c.TotalBytes > 0 && c.PerRequestBytes > 0 && (c.Budget == nil || c.Budget.Total() > 0)
 }
 
-// limited returns c with the limits New applies, which ConfigFromEnv
+// limited returns c with the limits New applies, which Transport.Config
 // reports. PerRequestBytes is capped at the bytes the budget can ever hold:
 // a body that could never be held whole is not worth holding in part.
 // AdaptiveFloorBytes is capped at PerRequestBytes, so that adaptive mode
@@ -110,6 +110,10 @@ func (c Config) limited() Config {
 	c.AdaptiveFloorBytes = min(c.AdaptiveFloorBytes, c.PerRequestBytes)
 	return c
 }
+
+// Config returns the Config that t applies: the one given to New, with
+// PerRequestBytes and AdaptiveFloorBytes capped as their docs say.
+func (t *Transport) Config() Config { return t.cfg }
 
 func (c Config) adaptiveWindow() time.Duration {
 	if c.AdaptiveWindow <= 0 {

@@ -29,8 +29,9 @@ func ConfigFromEnv() (Config, error) {
 // Sizes take the forms of ParseSize. ADAPTIVE takes the forms of
 // strconv.ParseBool: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False.
 // A variable that is unset, empty or only spaces keeps the default. Each
-// value means what its Config field says. The result is capped as New caps
-// it, so what a caller logs is what applies.
+// value is returned as read, so settings of the caller's own may override
+// it. New caps the limits as Config says; Transport.Config reports what
+// applies.
 //
 // A malformed variable is an error that names it and quotes its value. The
 // error reports every malformed variable, one per line. An error about a
@@ -45,7 +46,7 @@ func ConfigFromEnvPrefix(prefix string) (Config, error) {
 	if err := errors.Join(r.errs...); err != nil {
 		return Config{}, err
 	}
-	return cfg.limited(), nil
+	return cfg, nil
 }
 
 // envReader reads the variables of one prefix and collects their errors.

@@ -27,8 +27,9 @@ func TestConfigFromEnvPrefixConstant(t *testing.T) {
 	}
 }
 
-// TestConfigFromEnv: each variable sets its field, and what comes back is
-// capped as the Config doc says, whatever the total.
+// TestConfigFromEnv: each variable sets its field, and the Transport made
+// from it applies the limits capped as the Config doc says, whatever the
+// total.
 func TestConfigFromEnv(t *testing.T) {
 	const mib = 1 << 20
 	def := transport.DefaultConfig()
@@ -68,8 +69,8 @@ func TestConfigFromEnv(t *testing.T) {
 			}
 			want := transport.Config{TotalBytes: tc.wantTotal, PerRequestBytes: tc.want,
 				RetryAfter: transport.DefaultRetryAfter, AdaptiveFloorBytes: tc.wantFloor}
-			if cfg != want {
-				t.Errorf("ConfigFromEnv() = %+v\nwant %+v", cfg, want)
+			if got := transport.New(nil, cfg).Config(); got != want {
+				t.Errorf("New(ConfigFromEnv()).Config() = %+v\nwant %+v", got, want)
 			}
 		})
 	}
@@ -178,6 +179,29 @@ func TestConfigFromEnvErrors(t *testing.T) {
 	setEnv(t, envFloor, "-")
 	if _, err := transport.ConfigFromEnv(); errors.Is(err, transport.ErrInvalidSize) {
 		t.Errorf("a malformed boolean alone matches ErrInvalidSize: %v", err)
+	}
+}
+
+// TestConfigFromEnvLayered: ConfigFromEnv returns each value as read, so a
+// caller's own setting over it takes effect: a total of the caller's own
+// enables buffering that the environment's total of 0 disabled, with the
+// default per-request limit capped at it.
+func TestConfigFromEnvLayered(t *testing.T) {
+	setEnv(t, envTotal, "0")
+	setEnv(t, envPerReq, "-")
+	setEnv(t, envFloor, "-")
+	setEnv(t, envAdapt, "-")
+	cfg, err := transport.ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TotalBytes = 1 << 20
+	got := transport.New(nil, cfg).Config()
+	if got.TotalBytes != 1<<20 || got.PerRequestBytes != 1<<20 || got.AdaptiveFloorBytes != 64<<10 {
+		t.Errorf("New(...).Config() = %+v, want 1 MiB in all and per request, and a 64 KiB floor", got)
+	}
+	if n := transport.New(nil, cfg).Stats().BudgetBytes; n != 1<<20 {
+		t.Errorf("Stats().BudgetBytes = %d, want 1 MiB: buffering is on", n)
 	}
 }
 

@@ -160,17 +160,21 @@ func ExampleConfigFromEnv() {
 	os.Setenv(transport.EnvPrefix+"ADAPTIVE_FLOOR", "0") // turns the floor off, not buffering
 	cfg, err := transport.ConfigFromEnv()
 	fmt.Println(cfg.TotalBytes, cfg.PerRequestBytes, cfg.Adaptive, cfg.AdaptiveFloorBytes, err)
+	applied := transport.New(nil, cfg).Config() // what applies
+	fmt.Println(applied.TotalBytes, applied.PerRequestBytes)
 
 	os.Setenv(transport.EnvPrefix+"TOTAL", "0") // disables buffering
 	cfg, err = transport.ConfigFromEnv()
-	fmt.Println(cfg.TotalBytes, cfg.PerRequestBytes, cfg.Adaptive, cfg.AdaptiveFloorBytes, err)
+	applied = transport.New(nil, cfg).Config()
+	fmt.Println(applied.TotalBytes, applied.PerRequestBytes, err)
 
 	for _, suffix := range []string{"TOTAL", "PER_REQ", "ADAPTIVE", "ADAPTIVE_FLOOR"} {
 		os.Unsetenv(transport.EnvPrefix + suffix)
 	}
 	// Output:
-	// 1073741824 1073741824 true 0 <nil>
-	// 0 0 true 0 <nil>
+	// 1073741824 2147483648 true 0 <nil>
+	// 1073741824 1073741824
+	// 0 0 <nil>
 }
 
 // A program other than Teleport names its own variables. One error reports
