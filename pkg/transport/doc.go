@@ -8,8 +8,7 @@
 //
 // Go's HTTP/2 client sends a refused request again only if
 // http.Request.GetBody can produce its body. A proxy forwards its client's
-// body, which has no GetBody. Kubernetes API servers with --goaway-chance,
-// nginx, load balancers and Go servers that shut down all send such GOAWAYs.
+// body, which has no GetBody.
 //
 // # Use
 //
@@ -30,9 +29,6 @@
 //
 // ConfigFromEnv reads a Config from the environment.
 //
-// # HTTP/1.1 upstreams
-//
-// net/http's HTTP/1 transport resends a request through GetBody only if it
-// is idempotent or has an Idempotency-Key header (golang.org/issue/19943).
-// A request partly written to a dead connection still fails.
+// Over HTTP/1.1, net/http resends a request through GetBody only if it is
+// idempotent or has an Idempotency-Key header (golang.org/issue/19943).
 package transport

@@ -79,17 +79,17 @@ func ShouldRetryLater(err error) bool {
 }
 
 // ErrorHandler answers a request that the inner RoundTripper failed with
-// err. It fits httputil.ReverseProxy.ErrorHandler. It answers
+// err, for httputil.ReverseProxy.ErrorHandler:
 //   - 429 Too Many Requests, with a Retry-After of Config.RetryAfter, if
 //     ShouldRetryLater(err);
-//   - else 502 Bad Gateway, after it logs err to Config.ErrorLog.
+//   - else 502 Bad Gateway. It logs err to Config.ErrorLog.
 //
-// No error text reaches the client. A request to the Kubernetes API (a path
-// of /api or /apis, or below) gets a Kubernetes Status body. Any other
-// request gets a line of text with the 429, and an empty 502.
+// No error text reaches the client. A request to the Kubernetes API (path
+// /api, /apis, or below) gets a Kubernetes Status body. Any other gets a
+// line of text with the 429, and an empty 502.
 //
-// ErrorHandler must be called before anything is written to w. Stats counts
-// each answer. It is safe for concurrent use.
+// Call it before anything is written to w. Stats counts each answer. It is
+// safe for concurrent use.
 func (t *Transport) ErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	t.answer(w, err, isKubernetesAPI(r))
 }

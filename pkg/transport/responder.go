@@ -3,8 +3,7 @@ package transport
 import "net/http"
 
 // ErrorResponder adapts a function to the ErrorResponder interface of
-// apimachinery's proxy package (k8s.io/apimachinery/pkg/util/proxy), so that
-// the library needs no Kubernetes module. UpgradeAwareHandler takes one:
+// apimachinery's proxy package, which UpgradeAwareHandler takes:
 //
 //	h := proxy.NewUpgradeAwareHandler(location, tr, wrapTransport, false, tr.Responder())
 type ErrorResponder func(w http.ResponseWriter, r *http.Request, err error)

@@ -2,42 +2,28 @@ package transport
 
 import "sync/atomic"
 
-// Stats is a snapshot of a Transport's counters and gauges. Counters only
-// grow. Each field is read atomically, but the snapshot as a whole is not:
-// Requests may briefly differ from the sum of its parts.
+// Stats is a snapshot of a Transport's counters, which only grow, and
+// gauges. Each field is read atomically, but the snapshot as a whole is not.
 type Stats struct {
-	// Requests counts every RoundTrip.
-	Requests int64
-	// Buffered counts the requests whose body got a replay buffer.
-	Buffered int64
-	// BufferedQuiet counts, of Buffered, the requests kept only up to
-	// Config.AdaptiveFloorBytes (adaptive mode).
-	BufferedQuiet int64
-	// PassedThrough counts the requests handed on untouched, by reason.
-	PassedThrough PassThroughStats
-	// ReplaysServed counts the GetBody calls that returned a body.
-	ReplaysServed int64
-	// ReplaysRefused counts the GetBody calls that returned an error, by
-	// reason.
-	ReplaysRefused RefusalStats
-	// BudgetRefusals counts the requests whose buffering the budget cut
-	// short, once per request, whether or not GetBody was called.
-	BudgetRefusals int64
-	// RetryLaterWritten and BadGatewayWritten count the 429 and 502
-	// answers of ErrorHandler and Responder.
-	RetryLaterWritten, BadGatewayWritten int64
-	// AdaptiveTraces counts the traces of GOAWAY that adaptive mode saw.
-	AdaptiveTraces int64
-	// AdaptiveUpstreams is how many upstreams adaptive mode buffers for now.
-	AdaptiveUpstreams int64
-	// BytesHeld is what the budget holds now, PeakBytesHeld the most it
-	// has held. A shared budget's figures include other Transports' bodies,
-	// as do its Yields.
-	BytesHeld, PeakBytesHeld int64
-	// BudgetBytes is the budget's size, or 0 if buffering is disabled.
-	BudgetBytes int64
-	// Yields counts the bodies that gave their budget back to smaller ones.
-	Yields int64
+	Requests       int64            // RoundTrip calls
+	Buffered       int64            // requests whose body got a replay buffer
+	BufferedQuiet  int64            // of Buffered, those kept only up to the adaptive floor
+	PassedThrough  PassThroughStats // requests handed on untouched, by reason
+	ReplaysServed  int64            // GetBody calls that returned a body
+	ReplaysRefused RefusalStats     // GetBody calls refused, by reason
+	BudgetRefusals int64            // requests whose buffering the budget cut short
+
+	RetryLaterWritten int64 // 429 answers of ErrorHandler and Responder
+	BadGatewayWritten int64 // 502 answers of ErrorHandler and Responder
+
+	AdaptiveTraces    int64 // traces of GOAWAY that adaptive mode saw
+	AdaptiveUpstreams int64 // gauge: upstreams that adaptive mode buffers for now
+
+	// The budget's figures. A shared budget's include other Transports' bodies.
+	BytesHeld     int64 // gauge: bytes held now
+	PeakBytesHeld int64 // gauge: the most bytes held at once
+	BudgetBytes   int64 // the budget's size; 0 if buffering is disabled
+	Yields        int64 // bodies that gave their share to smaller bodies
 }
 
 // PassThroughStats counts the requests handed on untouched, one field per

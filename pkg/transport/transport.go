@@ -12,8 +12,8 @@ import (
 )
 
 // Transport is an http.RoundTripper that makes request bodies replayable for
-// an inner RoundTripper. Create it with New or Wrap; the zero value is not
-// usable. A Transport is safe for concurrent use by multiple goroutines.
+// an inner RoundTripper. Create it with New or Wrap. It is safe for
+// concurrent use by multiple goroutines.
 type Transport struct {
 	inner   http.RoundTripper // read-only after New
 	cfg     Config            // read-only after New
@@ -30,9 +30,9 @@ type Transport struct {
 	idle chan struct{} // closed while live == 0; replaced when live leaves 0
 }
 
-// New returns a Transport that hands requests to inner, or to
-// http.DefaultTransport if inner is nil, within the bounds of cfg. Without
-// cfg.Budget, the Transport gets a budget of cfg.TotalBytes of its own.
+// New returns a Transport that hands requests to inner (nil means
+// http.DefaultTransport) within the bounds of cfg. Without cfg.Budget, it
+// makes a budget of cfg.TotalBytes of its own.
 func New(inner http.RoundTripper, cfg Config) *Transport {
 	if inner == nil {
 		inner = http.DefaultTransport
@@ -53,10 +53,9 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 	return t
 }
 
-// Wrap returns a function that wraps a RoundTripper in a Transport, the
-// shape of client-go's rest.Config.Wrap argument. All the Transports it
-// returns share one budget: cfg.Budget, or one of cfg.TotalBytes. Each keeps
-// its own Stats and adaptive traces.
+// Wrap returns a function for client-go's rest.Config.Wrap, which wraps a
+// RoundTripper in a Transport. Its Transports share one budget: cfg.Budget,
+// or one of cfg.TotalBytes. Each keeps its own Stats and adaptive traces.
 func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 	if cfg.Budget == nil && cfg.enabled() {
 		cfg.Budget = teebody.NewBudget(cfg.TotalBytes)
@@ -68,25 +67,23 @@ func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 
 // RoundTrip implements http.RoundTripper. It never modifies req.
 //
-// A request passes through untouched if it has no body, has GetBody set,
-// asks for a protocol upgrade, or if the Config disables buffering. In
-// adaptive mode, a large body to a quiet upstream passes through too.
-// Stats.PassedThrough counts each by its PassThroughReason.
+// A request passes through untouched if it has no body, has GetBody set or
+// asks for a protocol upgrade, or if buffering is disabled. So does a large
+// body to a quiet upstream in adaptive mode. Stats.PassedThrough counts each
+// by its PassThroughReason.
 //
-// RoundTrip sends any other request as a copy whose Body and GetBody read
-// one teebody.Tee. The body goes upstream as it arrives. Until a response
-// comes, it is also kept for a replay, within Config.PerRequestBytes and the
-// budget. A body that outgrows them streams on and loses only its replay: if
-// the upstream refuses it, RoundTrip returns an error matching
-// teebody.ErrNotReplayable. The upstream gets the body's bytes in order, or
-// an error; never a silently truncated body.
+// Any other request goes out as a copy whose Body and GetBody read one
+// teebody.Tee. The body streams upstream and, until a response comes, is
+// kept for a replay, within Config.PerRequestBytes and the budget. A body
+// that outgrows them loses only its replay: if the upstream refuses it,
+// RoundTrip returns an error matching teebody.ErrNotReplayable. The
+// upstream gets the original bytes in order, or an error.
 //
-// A buffered request is over when RoundTrip returns an error, or when the
-// response body is closed. With an empty response (no body, or a length of
-// 0), it is over once the inner transport is done with the request body.
-// From then on, req.Body is not read again, and what it held is back in the
-// budget. So a proxy must close the response body before its handler
-// returns, as httputil.ReverseProxy does.
+// A buffered request is over when RoundTrip returns an error or the response
+// body is closed. With an empty response, it is over once the inner
+// transport is done with the request body. Then req.Body is not read again,
+// and its memory is back in the budget. A proxy must close the response body
+// before its handler returns, as httputil.ReverseProxy does.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := &t.counters
 	c.requests.Add(1)

@@ -2,9 +2,8 @@ package transport
 
 import "net/http"
 
-// WrappedRoundTripper returns the inner RoundTripper, after the convention
-// of Kubernetes' RoundTripperWrapper (k8s.io/apimachinery/pkg/util/net).
-// apimachinery's UpgradeAwareHandler unwraps t through it to dial upgrade
-// requests with the inner transport's TLS configuration. A request sent on
-// the inner RoundTripper bypasses t: it gets no replay and no Stats.
+// WrappedRoundTripper returns the inner RoundTripper, as Kubernetes'
+// RoundTripperWrapper interface asks. apimachinery's UpgradeAwareHandler
+// needs it to dial upgrade requests with the inner transport's TLS
+// configuration. Requests sent on the inner RoundTripper bypass t.
 func (t *Transport) WrappedRoundTripper() http.RoundTripper { return t.inner }
