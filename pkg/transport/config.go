@@ -12,8 +12,7 @@ const (
 	DefaultTotalBytes = 500 << 20
 	// DefaultPerRequestBytes is the default Config.PerRequestBytes: 50 MiB.
 	DefaultPerRequestBytes = 50 << 20
-	// DefaultRetryAfter is the Retry-After that ErrorHandler announces when
-	// Config.RetryAfter is zero.
+	// DefaultRetryAfter is the default Config.RetryAfter: one second.
 	DefaultRetryAfter = time.Second
 	// DefaultAdaptiveWindow is the default Config.AdaptiveWindow: one hour.
 	DefaultAdaptiveWindow = time.Hour
@@ -27,8 +26,7 @@ const (
 // ConfigFromEnv.
 //
 // The most held for request bodies is TotalBytes (or Budget's total) plus up
-// to 64 KiB per body in flight. The 64 KiB is the chunk a body reads into,
-// which the budget does not charge (see teebody.Budget).
+// to 64 KiB per body in flight: the chunk a body reads into.
 type Config struct {
 	// TotalBytes bounds the bytes held for replay by all requests together.
 	// <= 0 disables buffering. When Budget is set, its total is the bound,
@@ -40,15 +38,13 @@ type Config struct {
 	// buffering. New caps it at TotalBytes, and at Budget's total if set.
 	PerRequestBytes int64
 
-	// RetryAfter is the delay announced in the Retry-After header of the 429
-	// that ErrorHandler writes. It is rounded up to whole seconds, at least
-	// one. <= 0 means DefaultRetryAfter.
+	// RetryAfter is the delay that ErrorHandler's 429 announces in
+	// Retry-After, rounded up to whole seconds. <= 0 means DefaultRetryAfter.
 	RetryAfter time.Duration
 
-	// Budget, when set, is the byte budget charged for what is held. Other
-	// Transports and Tees may share it. nil: New makes a budget of
-	// TotalBytes for this Transport alone, and Wrap one for all the
-	// Transports it returns.
+	// Budget, when set, is the byte budget charged for what is held, and
+	// may be shared. nil: New makes a budget of TotalBytes, and Wrap one for
+	// all the Transports it returns.
 	Budget *teebody.Budget
 
 	// Adaptive buffers bodies in full only for upstreams that sent GOAWAY
@@ -60,7 +56,7 @@ type Config struct {
 	// For an upstream without a trace, a body that announces at most
 	// AdaptiveFloorBytes, or no length, is kept up to that floor
 	// (Stats.BufferedQuiet). A larger body passes through untouched
-	// (Stats.PassedThrough.Quiet). If a GOAWAY refuses it, it gets the 429.
+	// (Stats.PassedThrough.Quiet).
 	// At most 4096 upstreams are remembered; the oldest trace goes first.
 	Adaptive bool
 
@@ -80,9 +76,8 @@ type Config struct {
 	ErrorLog *log.Logger
 }
 
-// DefaultConfig returns the defaults: DefaultTotalBytes in all,
-// DefaultPerRequestBytes per request, DefaultRetryAfter, and
-// DefaultAdaptiveFloorBytes for adaptive mode (which is off).
+// DefaultConfig returns a Config of the Default values, with adaptive mode
+// off.
 func DefaultConfig() Config {
 	return Config{
 		TotalBytes:         DefaultTotalBytes,
@@ -97,34 +92,27 @@ func (c Config) enabled() bool {
 	return c.TotalBytes > 0 && c.PerRequestBytes > 0 && (c.Budget == nil || c.Budget.Total() > 0)
 }
 
-// limited returns c with the limits New applies, which Transport.Config
-// reports. PerRequestBytes is capped at the bytes the budget can ever hold:
-// a body that could never be held whole is not worth holding in part.
-// AdaptiveFloorBytes is capped at PerRequestBytes, so that adaptive mode
-// passes through a quiet body it could not hold whole.
-func (c Config) limited() Config {
+// applied returns c as New applies it, which Transport.Config reports:
+//   - PerRequestBytes capped at the bytes the budget can ever hold, since a
+//     body that could never be held whole is not worth holding in part;
+//   - AdaptiveFloorBytes capped at PerRequestBytes, so that adaptive mode
+//     passes through a quiet body it could not hold whole;
+//   - the default in place of a RetryAfter or AdaptiveWindow <= 0.
+func (c Config) applied() Config {
 	c.PerRequestBytes = min(c.PerRequestBytes, c.TotalBytes)
 	if c.Budget != nil {
 		c.PerRequestBytes = min(c.PerRequestBytes, c.Budget.Total())
 	}
 	c.AdaptiveFloorBytes = min(c.AdaptiveFloorBytes, c.PerRequestBytes)
+	if c.RetryAfter <= 0 {
+		c.RetryAfter = DefaultRetryAfter
+	}
+	if c.AdaptiveWindow <= 0 {
+		c.AdaptiveWindow = DefaultAdaptiveWindow
+	}
 	return c
 }
 
-// Config returns the Config that t applies: the one given to New, with
-// PerRequestBytes and AdaptiveFloorBytes capped as their docs say.
+// Config returns the Config that t applies: the one given to New, with its
+// limits capped and its defaults filled in as Config's fields say.
 func (t *Transport) Config() Config { return t.cfg }
-
-func (c Config) adaptiveWindow() time.Duration {
-	if c.AdaptiveWindow <= 0 {
-		return DefaultAdaptiveWindow
-	}
-	return c.AdaptiveWindow
-}
-
-func (c Config) retryAfter() time.Duration {
-	if c.RetryAfter <= 0 {
-		return DefaultRetryAfter
-	}
-	return c.RetryAfter
-}

@@ -27,8 +27,6 @@
 //   - client-go: rest.Config.Wrap(transport.Wrap(cfg));
 //   - apimachinery's UpgradeAwareHandler: tr.Responder() as its responder.
 //
-// ConfigFromEnv reads a Config from the environment.
-//
 // Over HTTP/1.1, net/http resends a request through GetBody only if it is
 // idempotent or has an Idempotency-Key header (golang.org/issue/19943).
 package transport

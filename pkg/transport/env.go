@@ -8,10 +8,8 @@ import (
 	"strings"
 )
 
-// EnvPrefix is the prefix of the environment variables ConfigFromEnv reads.
-// Its TOTAL and PER_REQ are the names of Teleport's change for the same
-// GOAWAY (gravitational/teleport pull request 60695), so that its
-// deployments need no new names.
+// EnvPrefix is the prefix of the environment variables ConfigFromEnv reads:
+// the names Teleport's Kubernetes proxy uses.
 const EnvPrefix = "TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_"
 
 // ConfigFromEnv is ConfigFromEnvPrefix(EnvPrefix).
@@ -28,13 +26,12 @@ func ConfigFromEnv() (Config, error) {
 //
 // Sizes take the forms of ParseSize. ADAPTIVE takes the forms of
 // strconv.ParseBool: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False.
-// A variable that is unset, empty or only spaces keeps the default. Each
-// value is returned as read, so settings of the caller's own may override
-// it. New caps the limits as Config says; Transport.Config reports what
-// applies.
+// A variable that is unset, empty or only spaces keeps the default. Values
+// are returned as read: New applies the caps, and Transport.Config reports
+// them.
 //
-// A malformed variable is an error that names it and quotes its value. The
-// error reports every malformed variable, one per line. An error about a
+// The error names every malformed variable, one per line, and quotes its
+// value. An error about a
 // size matches ErrInvalidSize. With an error, the Config is the zero Config.
 func ConfigFromEnvPrefix(prefix string) (Config, error) {
 	cfg := DefaultConfig()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/teebody/teebody/pkg/transport"
 )
@@ -68,7 +69,8 @@ func TestConfigFromEnv(t *testing.T) {
 				t.Fatalf("ConfigFromEnv: %v", err)
 			}
 			want := transport.Config{TotalBytes: tc.wantTotal, PerRequestBytes: tc.want,
-				RetryAfter: transport.DefaultRetryAfter, AdaptiveFloorBytes: tc.wantFloor}
+				RetryAfter: transport.DefaultRetryAfter, AdaptiveWindow: transport.DefaultAdaptiveWindow,
+				AdaptiveFloorBytes: tc.wantFloor}
 			if got := transport.New(nil, cfg).Config(); got != want {
 				t.Errorf("New(ConfigFromEnv()).Config() = %+v\nwant %+v", got, want)
 			}
@@ -179,6 +181,21 @@ func TestConfigFromEnvErrors(t *testing.T) {
 	setEnv(t, envFloor, "-")
 	if _, err := transport.ConfigFromEnv(); errors.Is(err, transport.ErrInvalidSize) {
 		t.Errorf("a malformed boolean alone matches ErrInvalidSize: %v", err)
+	}
+}
+
+// TestConfigDefaultsApplied: Transport.Config reports the default in place
+// of a RetryAfter or AdaptiveWindow <= 0, and keeps one that is set.
+func TestConfigDefaultsApplied(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second} {
+		got := transport.New(nil, transport.Config{RetryAfter: d, AdaptiveWindow: d}).Config()
+		if got.RetryAfter != transport.DefaultRetryAfter || got.AdaptiveWindow != transport.DefaultAdaptiveWindow {
+			t.Errorf("with %v: RetryAfter %v, AdaptiveWindow %v; want the defaults", d, got.RetryAfter, got.AdaptiveWindow)
+		}
+	}
+	got := transport.New(nil, transport.Config{RetryAfter: 3 * time.Second, AdaptiveWindow: time.Minute}).Config()
+	if got.RetryAfter != 3*time.Second || got.AdaptiveWindow != time.Minute {
+		t.Errorf("RetryAfter %v, AdaptiveWindow %v; want 3s, 1m as set", got.RetryAfter, got.AdaptiveWindow)
 	}
 }
 

@@ -98,7 +98,7 @@ func (t *Transport) ErrorHandler(w http.ResponseWriter, r *http.Request, err err
 func (t *Transport) answer(w http.ResponseWriter, err error, asStatus bool) {
 	if ShouldRetryLater(err) {
 		t.counters.retryLaterWritten.Add(1)
-		writeRetryLater(w, t.cfg.retryAfter(), asStatus)
+		writeRetryLater(w, t.cfg.RetryAfter, asStatus)
 		return
 	}
 	t.counters.badGatewayWritten.Add(1)

@@ -41,9 +41,6 @@ const validUnits = "B, kB, KB, k, MB, M, GB, G, TB, T, KiB, Ki, MiB, Mi, GiB, Gi
 // The result must be a whole number of bytes that fits an int64.
 // Exponents, hexadecimal and digit separators are errors too.
 // Every error matches ErrInvalidSize and quotes s.
-//
-// ConfigFromEnv parses its sizes with ParseSize. Flags and configuration
-// files can use it to take the same forms.
 func ParseSize(s string) (int64, error) {
 	n, err := parseSize(s)
 	if err != nil {

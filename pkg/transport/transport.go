@@ -37,7 +37,7 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 	if inner == nil {
 		inner = http.DefaultTransport
 	}
-	cfg = cfg.limited()
+	cfg = cfg.applied()
 	t := &Transport{inner: inner, cfg: cfg, enabled: cfg.enabled(), idle: make(chan struct{})}
 	close(t.idle)
 	if t.enabled {
@@ -47,7 +47,7 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 			t.budget = teebody.NewBudget(cfg.TotalBytes)
 		}
 		if cfg.Adaptive {
-			t.traces = newTraces(cfg.adaptiveWindow(), maxUpstreams)
+			t.traces = newTraces(cfg.AdaptiveWindow, maxUpstreams)
 		}
 	}
 	return t
@@ -67,10 +67,8 @@ func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 
 // RoundTrip implements http.RoundTripper. It never modifies req.
 //
-// A request passes through untouched if it has no body, has GetBody set or
-// asks for a protocol upgrade, or if buffering is disabled. So does a large
-// body to a quiet upstream in adaptive mode. Stats.PassedThrough counts each
-// by its PassThroughReason.
+// A request passes through untouched for any PassThroughReason, which
+// Stats.PassedThrough counts.
 //
 // Any other request goes out as a copy whose Body and GetBody read one
 // teebody.Tee. The body streams upstream and, until a response comes, is
@@ -226,8 +224,8 @@ func (t *Transport) untrack() {
 
 // Drain waits until every request t has buffered is over (see RoundTrip),
 // including requests that start while it waits. It returns nil then, or
-// ctx's error if ctx ends first. Call it after shutting down whatever sends
-// requests, e.g. after http.Server.Shutdown.
+// ctx's error if ctx ends first. Call it after http.Server.Shutdown, for
+// example.
 func (t *Transport) Drain(ctx context.Context) error {
 	for {
 		t.mu.Lock()

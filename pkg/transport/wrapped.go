@@ -3,7 +3,7 @@ package transport
 import "net/http"
 
 // WrappedRoundTripper returns the inner RoundTripper, as Kubernetes'
-// RoundTripperWrapper interface asks. apimachinery's UpgradeAwareHandler
-// needs it to dial upgrade requests with the inner transport's TLS
-// configuration. Requests sent on the inner RoundTripper bypass t.
+// RoundTripperWrapper interface asks. UpgradeAwareHandler dials upgrades
+// with the TLS configuration it finds there. Requests sent on the inner
+// RoundTripper bypass t.
 func (t *Transport) WrappedRoundTripper() http.RoundTripper { return t.inner }
