@@ -9,7 +9,6 @@ import (
 	"io"
 	"log"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -237,12 +236,7 @@ func TestResponderAlwaysStatus(t *testing.T) {
 // dial error, for a Kubernetes API path (a Status body) or any other (an
 // empty body); Config.ErrorLog gets the error.
 func TestErrorHandlerDeadUpstream(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := l.Addr().String()
-	l.Close() // nothing listens at dead any more
+	dead := proxytest.DeadAddr(t)
 	target := &url.URL{Scheme: "http", Host: dead}
 
 	logged := &logCounter{}

@@ -6,9 +6,13 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -81,18 +85,26 @@ func TestResponderGOAWAY(t *testing.T) {
 // error is logged to Config.ErrorLog, never written to the client, and
 // counted in Stats.BadGatewayWritten.
 func TestResponderBadGateway(t *testing.T) {
-	u := newUpstream(t, true, 0)
-	inner := transportTo(t, u.srv)
-	u.srv.Close() // nothing listens at its address any more
+	dead := proxytest.DeadAddr(t)
+	target := &url.URL{Scheme: "http", Host: dead}
 	var logged bytes.Buffer
 	cfg := quietConfig()
 	cfg.ErrorLog = log.New(&logged, "", 0)
+	inner := &http.Transport{}
+	t.Cleanup(inner.CloseIdleConnections)
 	tr := transport.New(inner, cfg)
-	f := newFront(t, true, newProxy(u, tr, tr.Responder().Error, nil))
+	front := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:    tr,
+		ErrorHandler: tr.Responder().Error,
+	})
+	t.Cleanup(front.Close)
+	client := front.Client()
+	t.Cleanup(client.CloseIdleConnections)
 
-	resp, err := f.client(t).RoundTrip(newPost(context.Background(), f.srv.URL, uniformBodies(9, 1, 100, 100)[0], ""))
+	resp, err := client.Post(front.URL+"/upload", "application/octet-stream", io.MultiReader(strings.NewReader("a body")))
 	if err != nil {
-		t.Fatalf("RoundTrip: %v", err)
+		t.Fatalf("POST: %v", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -103,7 +115,7 @@ func TestResponderBadGateway(t *testing.T) {
 		t.Errorf("status %d, want %d", resp.StatusCode, http.StatusBadGateway)
 	}
 	checkBadGatewayStatus(t, resp, body)
-	addr := strings.TrimPrefix(u.srv.URL, "https://")
+	addr := dead
 	if bytes.Contains(body, []byte(addr)) || bytes.Contains(body, []byte("refused")) {
 		t.Errorf("the body %q names the upstream or its error", body)
 	}
