@@ -13,8 +13,8 @@ import (
 )
 
 // pipeBody is a request body that the test writes into, recording when a
-// Read first returned io.EOF and when it was closed (and whether a Read was
-// pending then).
+// Read was first called, when a Read first returned io.EOF and when it was
+// closed (and whether a Read was pending then).
 type pipeBody struct {
 	pr *io.PipeReader
 	pw *io.PipeWriter
@@ -22,7 +22,9 @@ type pipeBody struct {
 	mu      sync.Mutex
 	pending int // Reads in progress; guarded by mu
 
+	reading     chan struct{} // closed when the first Read begins
 	eof, closed chan struct{} // closed at the first io.EOF, the first Close
+	readingOnce sync.Once
 	eofOnce     sync.Once
 	closeOnce   sync.Once
 	inRead      bool // guarded by mu: the first Close came while a Read was pending
@@ -30,13 +32,14 @@ type pipeBody struct {
 
 func newPipeBody() *pipeBody {
 	pr, pw := io.Pipe()
-	return &pipeBody{pr: pr, pw: pw, eof: make(chan struct{}), closed: make(chan struct{})}
+	return &pipeBody{pr: pr, pw: pw, reading: make(chan struct{}), eof: make(chan struct{}), closed: make(chan struct{})}
 }
 
 func (b *pipeBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	b.pending++
 	b.mu.Unlock()
+	b.readingOnce.Do(func() { close(b.reading) })
 	n, err := b.pr.Read(p)
 	b.mu.Lock()
 	b.pending--
@@ -140,11 +143,16 @@ func TestFactEarlyEmptyH2KeepsSending(t *testing.T) {
 
 // After an early response above 299, Go's HTTP/2 transport stops sending
 // and closes the request body by itself, while its Read is pending: the
-// request's end does not wait for the caller.
+// request's end does not wait for the caller. The upstream answers once
+// the transport's Read of the body is pending.
 func TestFactEarlyEmptyH2StopsAfter299(t *testing.T) {
 	got := make(chan int64, 1)
-	srv := serve(t, countingUpstream(http.StatusNotModified, got), proxytest.Options{})
 	body := newPipeBody()
+	upstream := countingUpstream(http.StatusNotModified, got)
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-body.reading
+		upstream.ServeHTTP(w, r)
+	}), proxytest.Options{})
 	req, err := http.NewRequest(http.MethodPost, srv.URL, body)
 	if err != nil {
 		t.Fatal(err)
