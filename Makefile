@@ -26,14 +26,16 @@ NORACE_PKGS  := ./pkg/teebody ./bench
 norace_run   := ^($(subst $(eval) ,|,$(strip $(NORACE_TESTS))))$$
 
 # The modules whose tests make test runs without the race detector: the demo's (about 1,050 of Kubernetes'
-# packages) and Caddy's. They are built with no flags, as make demo builds the demo, so that make demo then make
+# packages) and Caddy's. They are built with BUILDFLAGS, as make demo builds the demo, so that make demo then make
 # test compile Kubernetes' packages once. make test-race, which CI runs, tests them with the race detector too.
 PLAIN_MODULES := ./cmd/demo ./contrib/caddy
 
-# The race detector's builds leave out DWARF, the debug information that only a debugger reads: a quarter less to
-# compile, and nothing a test prints needs it (failures, panics and the race detector's reports take files and
-# lines from the binary's own tables). To debug a test, build it with go test -c, which keeps DWARF.
-RACEFLAGS := -race -gcflags=all=-dwarf=false -ldflags=-w
+# Every build of make demo and make test leaves out DWARF, the debug information that only a debugger reads: less to
+# compile and much less to link (the demo's module links nine test binaries of Kubernetes' packages), and nothing a
+# test prints needs it (failures, panics and the race detector's reports take files and lines from the binary's own
+# tables). To debug a test, build it with go test -c, which keeps DWARF.
+BUILDFLAGS := -gcflags=all=-dwarf=false -ldflags=-w
+RACEFLAGS  := -race $(BUILDFLAGS)
 
 # make test and make test-race hand their items (a module and how to test it, or norace) to two go commands at a
 # time (xargs -P 2), each taking the next item when it is done: while one waits on its slowest tests, the other
@@ -64,7 +66,7 @@ test-queue:
 		$(GO) build $(RACEFLAGS) $$s runtime/race; fi; \
 	if [ -n "$$plain" ]; then s=$$(std $$plain); \
 		echo "== go build: the $$(echo "$$s" | wc -l) packages of the standard library that $$(echo $$plain) use"; \
-		$(GO) build $$s; fi
+		$(GO) build $(BUILDFLAGS) $$s; fi
 	@logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; fail=; \
 	printf '%s\n' $(QUEUE) | xargs -P 2 -I{} $(MAKE) --no-print-directory test-item ITEM={} LOGS="$$logs" || fail=1; \
 	for i in $(QUEUE); do cat "$$logs/$$(echo "$$i" | tr /: __).log"; done; \
@@ -75,13 +77,13 @@ test-item:
 	@log="$(LOGS)/$(subst :,_,$(subst /,_,$(ITEM))).log"; start=$$(date +%s); mode=$(word 1,$(subst :, ,$(ITEM))); dir=$(word 2,$(subst :, ,$(ITEM))); \
 	if [ "$$dir" = norace ]; then $(MAKE) --no-print-directory test-norace >"$$log" 2>&1; \
 	elif [ "$$mode" = race ]; then { echo "== go test -race $$dir"; cd $$dir && $(GO) test $(RACEFLAGS) -count=1 ./...; } >"$$log" 2>&1; \
-	else { echo "== go test $$dir (no race detector)"; cd $$dir && $(GO) test -count=1 ./...; } >"$$log" 2>&1; fi \
+	else { echo "== go test $$dir (no race detector)"; cd $$dir && $(GO) test $(BUILDFLAGS) -count=1 ./...; } >"$$log" 2>&1; fi \
 	&& echo "== ok   $(ITEM) ($$(( $$(date +%s) - start )) s)" || { echo "== FAIL $(ITEM)"; exit 1; }
 
 ## test-norace: the tests that skip under the race detector (NORACE_TESTS), without it.
 test-norace:
 	@echo "== go test (no race detector) -run '$(norace_run)' $(NORACE_PKGS)"
-	@out=$$($(GO) test -count=1 -v -run '$(norace_run)' $(NORACE_PKGS) 2>&1) || { echo "$$out"; exit 1; }; \
+	@out=$$($(GO) test $(BUILDFLAGS) -count=1 -v -run '$(norace_run)' $(NORACE_PKGS) 2>&1) || { echo "$$out"; exit 1; }; \
 	echo "$$out" | grep -E '^(--- |ok |FAIL)'; \
 	ran=$$(echo "$$out" | grep -c '^--- PASS'); \
 	if [ "$$ran" -ne $(words $(NORACE_TESTS)) ]; then \
@@ -112,7 +114,7 @@ fuzz:
 ## demo: the main job: the GOAWAY failure and its fix, five ways, against the embedded API server.
 demo:
 	@echo "make demo: building the demo (a first run downloads its modules and compiles them, a few minutes on 2 cores)..."
-	cd cmd/demo && $(GO) run .
+	cd cmd/demo && $(GO) run $(BUILDFLAGS) .
 
 ## bench: the out-of-process benchmark (the headline), the in-process benchmarks and the concurrency sweep,
 ## summarised with benchstat and bench/report into docs/BENCHMARKS.md and docs/sweep.svg (which record how long the run took).
