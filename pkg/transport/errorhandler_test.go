@@ -245,25 +245,10 @@ func TestErrorHandlerDeadUpstream(t *testing.T) {
 	inner := &http.Transport{}
 	t.Cleanup(inner.CloseIdleConnections)
 	tr := transport.New(inner, cfg)
-	front := httptest.NewServer(&httputil.ReverseProxy{
-		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		Transport:    tr,
-		ErrorHandler: tr.ErrorHandler,
-	})
-	t.Cleanup(front.Close)
-	client := front.Client()
-	t.Cleanup(client.CloseIdleConnections)
+	front := proxyFront(t, target, tr, tr.ErrorHandler)
 
 	for i, path := range []string{"/api/v1/namespaces/default/configmaps", "/upload"} {
-		resp, err := client.Post(front.URL+path, "application/json", io.MultiReader(strings.NewReader(`{"kind":"ConfigMap"}`)))
-		if err != nil {
-			t.Fatalf("POST %s: %v", path, err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("POST %s: read the body: %v", path, err)
-		}
+		resp, body := front.post(t, path, `{"kind":"ConfigMap"}`)
 		if resp.StatusCode != http.StatusBadGateway {
 			t.Errorf("POST %s: %s, want 502", path, resp.Status)
 		}
@@ -298,26 +283,10 @@ func TestErrorHandlerRefusedPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := httptest.NewServer(&httputil.ReverseProxy{
-		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		Transport:    tr,
-		ErrorHandler: tr.ErrorHandler,
-		ErrorLog:     proxytest.QuietLog(),
-	})
-	t.Cleanup(front.Close)
-	client := front.Client()
-	t.Cleanup(client.CloseIdleConnections)
+	front := proxyFront(t, target, tr, tr.ErrorHandler)
 
 	for _, path := range []string{"/upload", "/apis/apps/v1/namespaces/default/deployments"} {
-		resp, err := client.Post(front.URL+path, "text/plain", io.MultiReader(strings.NewReader(strings.Repeat("x", 4<<10))))
-		if err != nil {
-			t.Fatalf("POST %s: %v", path, err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("POST %s: read the body: %v", path, err)
-		}
+		resp, body := front.post(t, path, strings.Repeat("x", 4<<10))
 		checkNoLeak(t, resp, string(body))
 		if path == "/upload" {
 			checkPlainRetryLater(t, resp, string(body), 3)
@@ -418,4 +387,41 @@ func TestShouldRetryLaterKnowsClosedH2ServerBody(t *testing.T) {
 	if err == nil || !transport.ShouldRetryLater(err) {
 		t.Errorf("ShouldRetryLater(%v) = false for the HTTP/2 server body's read after close", err)
 	}
+}
+
+// proxyClient is a ReverseProxy served on loopback, and a client for it.
+type proxyClient struct {
+	url    string
+	client *http.Client
+}
+
+// proxyFront serves a ReverseProxy to target over tr, whose errors handle
+// answers.
+func proxyFront(t *testing.T, target *url.URL, tr *transport.Transport, handle func(http.ResponseWriter, *http.Request, error)) proxyClient {
+	srv := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:    tr,
+		ErrorHandler: handle,
+		ErrorLog:     proxytest.QuietLog(),
+	})
+	t.Cleanup(srv.Close)
+	client := srv.Client()
+	t.Cleanup(client.CloseIdleConnections)
+	return proxyClient{srv.URL, client}
+}
+
+// post sends body to path, as a body that cannot be sent again, and
+// returns the response with its body read.
+func (f proxyClient) post(t *testing.T, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := f.client.Post(f.url+path, "application/octet-stream", io.MultiReader(strings.NewReader(body)))
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("POST %s: read the body: %v", path, err)
+	}
+	return resp, b
 }

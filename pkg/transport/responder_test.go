@@ -3,11 +3,8 @@ package transport_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"log"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"testing"
@@ -93,34 +90,16 @@ func TestResponderBadGateway(t *testing.T) {
 	inner := &http.Transport{}
 	t.Cleanup(inner.CloseIdleConnections)
 	tr := transport.New(inner, cfg)
-	front := httptest.NewServer(&httputil.ReverseProxy{
-		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		Transport:    tr,
-		ErrorHandler: tr.Responder().Error,
-	})
-	t.Cleanup(front.Close)
-	client := front.Client()
-	t.Cleanup(client.CloseIdleConnections)
-
-	resp, err := client.Post(front.URL+"/upload", "application/octet-stream", io.MultiReader(strings.NewReader("a body")))
-	if err != nil {
-		t.Fatalf("POST: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read the body: %v", err)
-	}
+	resp, body := proxyFront(t, target, tr, tr.Responder().Error).post(t, "/upload", "a body")
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Errorf("status %d, want %d", resp.StatusCode, http.StatusBadGateway)
 	}
 	checkBadGatewayStatus(t, resp, body)
-	addr := dead
-	if bytes.Contains(body, []byte(addr)) || bytes.Contains(body, []byte("refused")) {
+	if bytes.Contains(body, []byte(dead)) || bytes.Contains(body, []byte("refused")) {
 		t.Errorf("the body %q names the upstream or its error", body)
 	}
-	if got := logged.String(); !strings.HasPrefix(got, "http: proxy error: ") || !strings.Contains(got, addr) || !strings.Contains(got, "connection refused") {
-		t.Errorf("logged %q, want the error naming %s", got, addr)
+	if got := logged.String(); !strings.HasPrefix(got, "http: proxy error: ") || !strings.Contains(got, dead) || !strings.Contains(got, "connection refused") {
+		t.Errorf("logged %q, want the error naming %s", got, dead)
 	}
 	st := tr.Stats()
 	if st.BadGatewayWritten != 1 || st.RetryLaterWritten != 0 {
