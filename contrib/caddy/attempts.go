@@ -22,6 +22,14 @@ const bodyVar = "teebody.body"
 type bodyState struct {
 	src io.ReadCloser // the body Caddy hands every attempt
 
+	// srcMu is held across each Read and the Close of src. Caddy's wrapper
+	// of the body (reverseproxy.bodyNopCloserIfNotRead) counts the bytes
+	// read in a field that its Close reads, without a lock, so a Close
+	// concurrent with a Read is a data race. A Close thus waits for a Read in
+	// progress. It runs on the Tee's own closing goroutine, and the server
+	// ends that Read once the handler returns, so nothing else waits.
+	srcMu sync.Mutex
+
 	// started is set, under the mutex of the attempt that reads, before
 	// the first Read of src. Once the last attempt is finished it changes
 	// no more.
@@ -86,11 +94,13 @@ func (b *attemptBody) Read(p []byte) (int, error) {
 	b.read = true
 	b.st.started.Store(true)
 	b.mu.Unlock()
+	b.st.srcMu.Lock()
+	defer b.st.srcMu.Unlock()
 	return b.st.src.Read(p)
 }
 
-// Close closes src if this attempt read from it, which unblocks a Read in
-// progress.
+// Close closes src if this attempt read from it, once no Read of src is in
+// progress (see bodyState.srcMu).
 func (b *attemptBody) Close() error {
 	b.mu.Lock()
 	read := b.read
@@ -98,6 +108,8 @@ func (b *attemptBody) Close() error {
 	if !read {
 		return nil
 	}
+	b.st.srcMu.Lock()
+	defer b.st.srcMu.Unlock()
 	return b.st.src.Close()
 }
 
