@@ -139,9 +139,9 @@ func TestShouldRetryLater(t *testing.T) {
 	}
 }
 
-// upstreamErr is an ordinary upstream error, whose text names the
+// errUpstream is an ordinary upstream error, whose text names the
 // upstream's address: it must reach the log and no client.
-var upstreamErr = errors.New("dial tcp 10.96.0.1:6443: connect: connection refused")
+var errUpstream = errors.New("dial tcp 10.96.0.1:6443: connect: connection refused")
 
 // TestErrorHandler: each answer by path. Requests to the Kubernetes API
 // (/api, /apis and below) get a Status body; others get a plain text 429
@@ -188,7 +188,7 @@ func TestErrorHandler(t *testing.T) {
 			}
 
 			rec = httptest.NewRecorder()
-			tr.ErrorHandler(rec, req, upstreamErr)
+			tr.ErrorHandler(rec, req, errUpstream)
 			checkNoLeak(t, rec.Result(), rec.Body.String())
 			if rec.Code != http.StatusBadGateway {
 				t.Errorf("other error: status %d, want 502", rec.Code)
@@ -198,7 +198,7 @@ func TestErrorHandler(t *testing.T) {
 			} else if rec.Body.Len() != 0 || len(rec.Header()) != 0 {
 				t.Errorf("502: header %v, body %q; want neither, as ReverseProxy answers", rec.Header(), rec.Body.String())
 			}
-			if want := "http: proxy error: " + upstreamErr.Error() + "\n"; logged.String() != want {
+			if want := "http: proxy error: " + errUpstream.Error() + "\n"; logged.String() != want {
 				t.Errorf("logged %q, want %q", logged.String(), want)
 			}
 			if st := tr.Stats(); st.RetryLaterWritten != 1 || st.BadGatewayWritten != 1 {
@@ -222,7 +222,7 @@ func TestResponderAlwaysStatus(t *testing.T) {
 		checkStatusBody(t, rec.Body.Bytes(), 1)
 
 		rec = httptest.NewRecorder()
-		tr.Responder().Error(rec, req, upstreamErr)
+		tr.Responder().Error(rec, req, errUpstream)
 		checkNoLeak(t, rec.Result(), rec.Body.String())
 		if rec.Code != http.StatusBadGateway {
 			t.Errorf("%s: status %d, want 502", path, rec.Code)
