@@ -40,6 +40,17 @@ const (
 	// behind an HTTP/2 front: Go 1.27's ReverseProxy, or a hand-written
 	// proxy, hands its transport that body itself.
 	errTextClosedH2ServerBody = "body closed by handler"
+	// quic-go's HTTP/3 transport (github.com/quic-go/quic-go/http3, read in
+	// v0.65.0; interop/http3 pins them). It resends a refused request once;
+	// when that fails too it returns the error bare. A stream reset with
+	// H3_REQUEST_REJECTED, which RFC 9114 gives only to a request not
+	// processed, reads "http3: parsing frame failed: H3_REQUEST_REJECTED".
+	// Without GetBody the first refusal already fails with the HTTP/2 text
+	// of errTextCannotRetry, prefixed "http3:".
+	errTextH3RequestRejected = "H3_REQUEST_REJECTED"
+	// quic-go's HTTP/3 transport, when no stream could be opened after a
+	// GOAWAY: "http3: conn unusable: connection in graceful shutdown".
+	errTextH3GoAway = "conn unusable: connection in graceful shutdown"
 )
 
 // errTextClosedServerBody is the same failure where nothing wraps the
@@ -75,7 +86,9 @@ func ShouldRetryLater(err error) bool {
 		strings.Contains(msg, errTextCannotRewind) ||
 		strings.Contains(msg, errTextClosedProxyBody) ||
 		strings.Contains(msg, errTextClosedServerBody) ||
-		strings.Contains(msg, errTextClosedH2ServerBody)
+		strings.Contains(msg, errTextClosedH2ServerBody) ||
+		strings.Contains(msg, errTextH3RequestRejected) ||
+		strings.Contains(msg, errTextH3GoAway)
 }
 
 // ErrorHandler answers a request that the inner RoundTripper failed with
