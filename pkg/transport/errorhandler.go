@@ -101,16 +101,25 @@ func ShouldRetryLater(err error) bool {
 // /api, /apis, or below) gets a Kubernetes Status body. Any other gets a
 // line of text with the 429, and an empty 502.
 //
+// A gRPC request gets HTTP 200 with grpc-status UNAVAILABLE instead, and
+// Config.RetryAfter as its grpc-retry-pushback-ms in the first case.
+//
 // Call it before anything is written to w. Stats counts each answer. It is
 // safe for concurrent use.
 func (t *Transport) ErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	t.answer(w, err, isKubernetesAPI(r))
+	t.answer(w, r, err, isKubernetesAPI(r))
 }
 
-// answer writes ErrorHandler's answer to err, with a Status body if asStatus.
-func (t *Transport) answer(w http.ResponseWriter, err error, asStatus bool) {
+// answer writes ErrorHandler's answer to r's err: gRPC's if r is a gRPC
+// request, else with a Status body if asStatus.
+func (t *Transport) answer(w http.ResponseWriter, r *http.Request, err error, asStatus bool) {
+	grpcType := grpcContentType(r)
 	if ShouldRetryLater(err) {
 		t.counters.retryLaterWritten.Add(1)
+		if grpcType != "" {
+			writeGRPC(w, grpcType, grpcMsgRetryLater, t.cfg.RetryAfter)
+			return
+		}
 		writeRetryLater(w, t.cfg.RetryAfter, asStatus)
 		return
 	}
@@ -120,5 +129,9 @@ func (t *Transport) answer(w http.ResponseWriter, err error, asStatus bool) {
 		logf = t.cfg.ErrorLog.Printf
 	}
 	logf("http: proxy error: %v", err)
+	if grpcType != "" {
+		writeGRPC(w, grpcType, grpcMsgBadGateway, 0)
+		return
+	}
 	writeBadGateway(w, asStatus)
 }

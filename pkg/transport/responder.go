@@ -12,7 +12,8 @@ type ErrorResponder func(w http.ResponseWriter, r *http.Request, err error)
 func (f ErrorResponder) Error(w http.ResponseWriter, r *http.Request, err error) { f(w, r, err) }
 
 // Responder returns an ErrorResponder that answers as ErrorHandler does,
-// but always with a Kubernetes Status body. It is safe for concurrent use.
+// but with a Kubernetes Status body for any request but gRPC's. It is safe
+// for concurrent use.
 func (t *Transport) Responder() ErrorResponder {
-	return func(w http.ResponseWriter, _ *http.Request, err error) { t.answer(w, err, true) }
+	return func(w http.ResponseWriter, r *http.Request, err error) { t.answer(w, r, err, true) }
 }
