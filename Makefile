@@ -130,7 +130,7 @@ e2e:
 	@echo "make e2e: checking kube-apiserver and etcd (a first run downloads modules and builds both: 10 minutes or more on 2 cores)..."
 	cd e2e && GO=$(GO) ./build.sh
 	cd e2e && GO=$(GO) ./build-caddy.sh
-	cd e2e && TEEBODY_E2E=1 $(GO) test -count=1 -v -timeout 30m -run '^(TestE2E|TestNginx|TestCaddy)$$' . -args -out ../out/e2e
+	cd e2e && TEEBODY_E2E=1 $(GO) test -count=1 -v -timeout 30m -run '^(TestE2E|TestNginx|TestCaddy|TestRollingRestart)$$' . -args -out ../out/e2e
 
 ## goaway: the failure and the fix side by side through the transport, with the counts.
 goaway:
