@@ -242,7 +242,7 @@ func (t *Tee) newChunkLocked() (c *chunk, refusal error) {
 	}
 	c = getChunk(size)
 	c.charged = int64(size)
-	t.charged += c.charged
+	t.chargeLocked(c.charged)
 	return c, nil
 }
 
@@ -272,6 +272,6 @@ func (t *Tee) chargeArrivedLocked(c *chunk) error {
 		return errNoBudget
 	}
 	c.charged = size
-	t.charged += size
+	t.chargeLocked(size)
 	return nil
 }

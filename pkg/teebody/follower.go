@@ -9,6 +9,7 @@ type follower struct {
 	t      *Tee
 	off    int64 // next offset to read; guarded by t.mu
 	closed bool  // Close was called; guarded by t.mu
+	read   bool  // Read was called; guarded by t.mu
 	done   bool  // a Read returned an error, or Close was called; guarded by t.mu
 }
 
@@ -25,6 +26,10 @@ var _ io.ReadCloser = (*follower)(nil)
 func (f *follower) Read(p []byte) (int, error) {
 	t := f.t
 	t.mu.Lock()
+	if !f.read {
+		f.read = true
+		t.readFrom++
+	}
 	n, err := f.readLocked(p)
 	var after func() // Tee.AfterStreamed's function, run without the lock
 	if err != nil {

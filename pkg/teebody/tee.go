@@ -66,6 +66,9 @@ type Tee struct {
 
 	newest    *follower // the follower handed out last, or nil
 	handedOut int       // followers handed out so far
+	readFrom  int       // followers that have been read from
+	refused   Reason    // why NewReader first refused a follower, or 0
+	peak      int64     // the most charged at once
 
 	afterStreamed func() // kept by AfterStreamed until the newest follower is done or Close, or nil
 
@@ -144,9 +147,11 @@ func (t *Tee) NewReader() (io.ReadCloser, error) {
 	defer t.mu.Unlock()
 	switch {
 	case t.over:
+		t.noteRefusalLocked(errOver)
 		return nil, errOver
 	case t.handedOut == 0:
 	case t.replayErr != nil:
+		t.noteRefusalLocked(t.replayErr)
 		return nil, t.replayErr
 	}
 	f := &follower{t: t}

@@ -1,0 +1,90 @@
+package teebody
+
+import (
+	"bytes"
+	"io"
+	"testing"
+)
+
+// TestUsage follows one Tee through a send, a replay and a refusal, and
+// checks what Usage reports at each step.
+func TestUsage(t *testing.T) {
+	body := randomBytes(200<<10, 1)
+	tee := New(io.NopCloser(bytes.NewReader(body)))
+	defer tee.Close()
+	if u := tee.Usage(); u != (Usage{}) {
+		t.Fatalf("a new Tee's Usage = %+v, want the zero Usage", u)
+	}
+
+	first, _ := tee.NewReader()
+	second, _ := tee.NewReader() // handed out, never read: it is no send
+	if u := tee.Usage(); u.Readers != 2 || u.ReadFrom != 0 {
+		t.Fatalf("before any Read: Readers %d, ReadFrom %d; want 2 and 0", u.Readers, u.ReadFrom)
+	}
+	if _, err := io.ReadAll(first); err != nil {
+		t.Fatal(err)
+	}
+	third, _ := tee.NewReader()
+	if _, err := io.ReadAll(third); err != nil {
+		t.Fatal(err)
+	}
+	u := tee.Usage()
+	if u.Readers != 3 || u.ReadFrom != 2 || u.Refused != 0 {
+		t.Fatalf("after two reads: %+v, want Readers 3, ReadFrom 2, Refused 0", u)
+	}
+	if u.PeakBytes < int64(len(body)) {
+		t.Fatalf("PeakBytes = %d, want at least the %d bytes of the body kept", u.PeakBytes, len(body))
+	}
+	second.Close()
+
+	tee.Seal()
+	if _, err := tee.NewReader(); err == nil {
+		t.Fatal("NewReader after Seal succeeded")
+	}
+	tee.Close()
+	if _, err := tee.NewReader(); err == nil {
+		t.Fatal("NewReader after Close succeeded")
+	}
+	after := tee.Usage()
+	if after.Refused != ReasonStreamedPast {
+		t.Errorf("Refused = %v, want the first refusal, %v", after.Refused, ReasonStreamedPast)
+	}
+	if after.PeakBytes != u.PeakBytes {
+		t.Errorf("PeakBytes went from %d to %d once chunks were dropped; want the peak kept", u.PeakBytes, after.PeakBytes)
+	}
+}
+
+// TestUsageTooLarge checks that a body over its limit reports why its replay
+// was refused, and a peak within the limit.
+func TestUsageTooLarge(t *testing.T) {
+	const limit = 64 << 10
+	tee := New(io.NopCloser(bytes.NewReader(randomBytes(1<<20, 2))), WithLimit(limit))
+	defer tee.Close()
+	first, _ := tee.NewReader()
+	if _, err := io.ReadAll(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tee.NewReader(); err == nil {
+		t.Fatal("a replay of a body over its limit succeeded")
+	}
+	u := tee.Usage()
+	if u.Refused != ReasonTooLarge || u.ReadFrom != 1 || u.Readers != 1 {
+		t.Fatalf("Usage = %+v, want Readers 1, ReadFrom 1, Refused %v", u, ReasonTooLarge)
+	}
+	if u.PeakBytes == 0 || u.PeakBytes > limit {
+		t.Fatalf("PeakBytes = %d, want within (0, %d]", u.PeakBytes, limit)
+	}
+}
+
+// TestUsageClosedFirst checks that a first follower refused by a closed Tee
+// counts as a refusal.
+func TestUsageClosedFirst(t *testing.T) {
+	tee := New(io.NopCloser(bytes.NewReader(nil)))
+	tee.Close()
+	if _, err := tee.NewReader(); err == nil {
+		t.Fatal("NewReader on a closed Tee succeeded")
+	}
+	if u := tee.Usage(); u.Refused != ReasonClosed || u.Readers != 0 {
+		t.Fatalf("Usage = %+v, want Readers 0, Refused %v", u, ReasonClosed)
+	}
+}
