@@ -20,8 +20,8 @@ all: lint test
 # The tests that skip under the race detector, and their packages (the root module's): the allocation pins, whose
 # counts mean nothing while the race detector makes sync.Pool drop items at random. make test runs them once more
 # without it, and fails unless each of them ran and passed. A test that skips under -race (raceEnabled, in a
-# package's race_test.go) belongs in this list.
-NORACE_TESTS := TestAllocsOneKiB TestAllocsPerBufferedRequest TestAllocsNewWithOptions
+# package's race_test.go) belongs in this list, unless its module is in PLAIN_MODULES, which make test runs without it.
+NORACE_TESTS := TestAllocsOneKiB TestAllocsPerBufferedRequest TestAllocsNewWithOptions TestAllocsReport
 NORACE_PKGS  := ./pkg/teebody ./bench
 norace_run   := ^($(subst $(eval) ,|,$(strip $(NORACE_TESTS))))$$
 

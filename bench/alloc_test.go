@@ -168,3 +168,25 @@ func BenchmarkTransportAlone(b *testing.B) {
 		}
 	}
 }
+
+// TestAllocsReport pins that a Report costs a buffered request no
+// allocation: the caller's context carries it, and RoundTrip fills it in
+// place.
+func TestAllocsReport(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items at random")
+	}
+	bare, reported := newAloneCase(t, 64*kib, true), newAloneCase(t, 64*kib, true)
+	var r transport.Report
+	reported.req = reported.req.WithContext(transport.WithReport(reported.req.Context(), &r))
+	bare.send(t)
+	reported.send(t) // fill the chunk pool
+	without := testing.AllocsPerRun(50, func() { bare.send(t) })
+	with := testing.AllocsPerRun(50, func() { reported.send(t) })
+	if with > without {
+		t.Errorf("a buffered request takes %.1f allocations with a Report, %.1f without; want no more", with, without)
+	}
+	if !r.Buffered || r.Attempts != 1 || r.PeakBytes < 64*kib {
+		t.Errorf("Report = %+v; want Buffered, 1 attempt, PeakBytes >= %d", r, 64*kib)
+	}
+}

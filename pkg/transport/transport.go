@@ -87,17 +87,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.requests.Add(1)
 	switch {
 	case req.Body == nil || req.Body == http.NoBody:
-		c.passed[PassThroughNoBody].Add(1)
-		return t.inner.RoundTrip(req)
+		return t.passThrough(req, PassThroughNoBody)
 	case req.GetBody != nil:
-		c.passed[PassThroughGetBodySet].Add(1)
-		return t.inner.RoundTrip(req)
+		return t.passThrough(req, PassThroughGetBodySet)
 	case isUpgrade(req.Header):
-		c.passed[PassThroughUpgrade].Add(1)
-		return t.inner.RoundTrip(req)
+		return t.passThrough(req, PassThroughUpgrade)
 	case !t.enabled:
-		c.passed[PassThroughDisabled].Add(1)
-		return t.inner.RoundTrip(req)
+		return t.passThrough(req, PassThroughDisabled)
 	}
 	var up upstream // only adaptive mode needs it
 	limit := t.limit
@@ -105,8 +101,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		up = upstreamOf(req.URL)
 		if !t.traces.hot(up) {
 			if !t.keepsQuiet(req) {
-				c.passed[PassThroughQuiet].Add(1)
-				resp, err := t.inner.RoundTrip(req)
+				resp, err := t.passThrough(req, PassThroughQuiet)
 				t.noteFailure(up, err)
 				return resp, err
 			}
@@ -128,12 +123,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := *req // shallow: the caller's request stays as it was
 	out.Body = body
 	out.GetBody = func() (io.ReadCloser, error) { return t.replay(tee, up) }
+	if req.Trailer != nil {
+		withTrailer(&out, newTrailer(req.Trailer))
+	}
 
 	resp, err := t.inner.RoundTrip(&out)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
 		}
+		reportBuffered(req.Context(), tee)
 		t.end(tee)
 		t.noteFailure(up, err)
 		return nil, err
@@ -141,6 +140,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// No retry can happen any more: no new followers, and what the newest
 	// one has read can go (docs/design.md, life cycle: Sealed).
 	tee.Seal()
+	reportBuffered(req.Context(), tee)
 	resp.Request = req
 	if isEmpty(req, resp) {
 		// Callers often never close an empty response, and closing it
@@ -152,6 +152,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = newResponseBody(resp.Body, func() { t.end(tee) })
 	return resp, nil
+}
+
+// passThrough hands req to the inner RoundTripper untouched, for reason.
+func (t *Transport) passThrough(req *http.Request, reason PassThroughReason) (*http.Response, error) {
+	t.counters.passed[reason].Add(1)
+	reportPassThrough(req.Context(), reason)
+	return t.inner.RoundTrip(req)
 }
 
 // keepsQuiet reports whether adaptive mode keeps req's body, to an upstream

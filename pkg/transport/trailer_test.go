@@ -1,0 +1,135 @@
+package transport_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// trailingBody is a request body that sets its request's trailer in the Read
+// that returns io.EOF, as net/http lets a body do, and as the inbound bodies
+// of net/http's servers do. That Read waits for release.
+type trailingBody struct {
+	r       *bytes.Reader
+	trailer http.Header
+	value   string
+	release <-chan struct{}
+}
+
+func (b *trailingBody) Read(p []byte) (int, error) {
+	if b.r.Len() > 0 {
+		return b.r.Read(p)
+	}
+	<-b.release
+	b.trailer.Set("X-Body-Sha256", b.value)
+	return 0, io.EOF
+}
+
+func (b *trailingBody) Close() error { return nil }
+
+// TestTrailerReplayed sends a body whose trailer is set at its end through a
+// replay: the upstream's first connection refuses it with a graceful GOAWAY,
+// and the body ends only once the replay has reached the upstream. The
+// upstream must get the trailer's final value, and the caller's map must
+// hold only what the body put there.
+func TestTrailerReplayed(t *testing.T) {
+	data := bytes.Repeat([]byte("trailer "), 8<<10)
+	sum := sha256.Sum256(data)
+	want := hex.EncodeToString(sum[:])
+
+	release := make(chan struct{})
+	var once sync.Once
+	upstream := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(release) })
+		n, err := io.Copy(io.Discard, r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		io.WriteString(w, r.Trailer.Get("X-Body-Sha256"))
+		_ = n
+	}), proxytest.Options{RefuseEvery: 2})
+	tr := transport.New(transportTo(t, upstream), transport.DefaultConfig())
+
+	body := &trailingBody{r: bytes.NewReader(data), value: want, release: release}
+	req, err := http.NewRequest(http.MethodPost, upstream.URL, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = -1
+	req.Trailer = http.Header{"X-Body-Sha256": nil}
+	body.trailer = req.Trailer
+	var report transport.Report
+	req = req.WithContext(transport.WithReport(req.Context(), &report))
+
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || string(got) != want {
+		t.Fatalf("upstream answered %s %q; want 200 and the trailer %q", resp.Status, got, want)
+	}
+	if upstream.Goaways() != 1 || report.Attempts != 2 {
+		t.Fatalf("%d GOAWAYs, %d attempts; want 1 and 2: the request was not replayed", upstream.Goaways(), report.Attempts)
+	}
+	if len(req.Trailer) != 1 || req.Trailer.Get("X-Body-Sha256") != want {
+		t.Fatalf("the caller's trailer is %v; want the body's own update and nothing else", req.Trailer)
+	}
+}
+
+// TestTrailerNotSharedWithFiller has an inner RoundTripper read the request's
+// Trailer map while the body's source ends, as an HTTP/2 transport may when
+// it sends a replay's headers. The source sets its trailer in the filler's
+// goroutine; the race detector fails this test if the inner RoundTripper
+// reads that same map. Once the body it reads ends, it must see the final
+// value.
+func TestTrailerNotSharedWithFiller(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 4<<10)
+	release := make(chan struct{})
+	inner := roundTripFunc(func(out *http.Request) (*http.Response, error) {
+		if _, err := io.ReadFull(out.Body, make([]byte, 1)); err != nil { // the filler is running
+			return nil, err
+		}
+		close(release) // the source may end now, in the filler
+		if vs, ok := out.Trailer["X-Body-Sha256"]; !ok || len(vs) != 0 {
+			t.Errorf("before the body's end the inner RoundTripper's Trailer is %v; want the key with no value", out.Trailer)
+		}
+		if _, err := io.Copy(io.Discard, out.Body); err != nil {
+			return nil, err
+		}
+		got := out.Trailer.Get("X-Body-Sha256")
+		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(got)), Request: out}, nil
+	})
+	tr := transport.New(inner, transport.DefaultConfig())
+
+	body := &trailingBody{r: bytes.NewReader(data), value: "final", release: release}
+	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = -1
+	req.Trailer = http.Header{"X-Body-Sha256": nil}
+	body.trailer = req.Trailer
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != "final" {
+		t.Fatalf("after the body's end the inner RoundTripper saw the trailer %q; want %q", got, "final")
+	}
+}
