@@ -127,7 +127,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		withTrailer(&out, newTrailer(req.Trailer))
 	}
 
-	resp, err := t.inner.RoundTrip(&out)
+	resp, err := t.send(&out, tee, up)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)

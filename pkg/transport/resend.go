@@ -1,0 +1,93 @@
+package transport
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/teebody/teebody/pkg/teebody"
+)
+
+// The bounds of send's resends. Six attempts in all, as Go's HTTP/2
+// transport makes for a refused stream. Each of quic-go's attempts is
+// already two (it resends a rejected stream once itself), so a request
+// gives up after twelve refusals. The pause before resend n is drawn from
+// [resendBackoff·2ⁿ⁻¹/2, resendBackoff·2ⁿ⁻¹]: 5–10, 10–20, 20–40, 40–80
+// and 80–160 ms, at most 310 ms in all. A GOAWAY is over as soon as the
+// client has a new connection, so a pause is needed only when an upstream
+// refuses again and again (a rolling restart, several upstreams behind one
+// address); the jitter spreads the requests one restart refused.
+const (
+	resendAttempts = 6
+	resendBackoff  = 10 * time.Millisecond
+)
+
+// send hands out, a buffered request, to the inner RoundTripper. While the
+// inner RoundTripper fails it with an error that certainly means the
+// upstream did not process it (notProcessed), send sends it again, up to
+// resendAttempts in all, after a pause (resendPause) that the request's
+// context cuts short. Each resend reads a new follower of tee, served as a
+// replay (t.replay); when the Tee cannot give one, send returns an error
+// matching teebody.ErrNotReplayable that wraps the upstream's error, for a
+// 429. Otherwise it returns what the last attempt returned.
+//
+// A failed attempt's body is closed before the next attempt starts, so that
+// a write of it still under way in the inner transport ends. The inner
+// transport may leave other followers unclosed, such as one GetBody gave
+// for a stream it never opened: that holds nothing, since a follower needs
+// no Close for its Tee to end (teebody.Tee.NewReader), and only the newest
+// one, the next attempt's, keeps bytes kept.
+func (t *Transport) send(out *http.Request, tee *teebody.Tee, up upstream) (*http.Response, error) {
+	for attempt := 1; ; attempt++ {
+		resp, err := t.inner.RoundTrip(out)
+		if err == nil || attempt == resendAttempts || !notProcessed(err) {
+			return resp, err
+		}
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
+		}
+		if !resendPause(out, attempt) {
+			return nil, err
+		}
+		body, rerr := t.replay(tee, up)
+		if rerr != nil {
+			return nil, fmt.Errorf("%w (the upstream did not process the request: %w)", rerr, err)
+		}
+		next := *out
+		next.Body = body
+		out.Body.Close()
+		out = &next
+	}
+}
+
+// resendPause waits before resend number n of out (1 for the second
+// attempt). It returns false, at once, if out's context ends first.
+func resendPause(out *http.Request, n int) bool {
+	ctx := out.Context()
+	if ctx.Err() != nil {
+		return false
+	}
+	d := resendBackoff << (n - 1)
+	d = d/2 + rand.N(d/2+1)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// notProcessed reports whether err certainly means that the upstream did
+// not process the request, and that the inner transport gave up sending it
+// again: quic-go's HTTP/3 texts (errTextH3RequestRejected,
+// errTextH3GoAway). HTTP/2's are not resent here: Go's HTTP/2 transport
+// resends a refused request itself, and says it cannot only when GetBody
+// failed or was not set.
+func notProcessed(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, errTextH3RequestRejected) || strings.Contains(msg, errTextH3GoAway)
+}
