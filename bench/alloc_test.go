@@ -190,3 +190,26 @@ func TestAllocsReport(t *testing.T) {
 		t.Errorf("Report = %+v; want Buffered, 1 attempt, PeakBytes >= %d", r, 64*kib)
 	}
 }
+
+// BenchmarkReport measures a buffered request through transport.New without
+// a Report (report=none) and with one in its context (report=used).
+func BenchmarkReport(b *testing.B) {
+	for _, used := range []bool{false, true} {
+		name := "report=none"
+		if used {
+			name = "report=used"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := newAloneCase(b, 1*kib, true)
+			var r transport.Report
+			if used {
+				c.req = c.req.WithContext(transport.WithReport(c.req.Context(), &r))
+			}
+			c.send(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				c.send(b)
+			}
+		})
+	}
+}
