@@ -124,8 +124,8 @@ bench:
 ## e2e: build kube-apiserver and etcd into e2e/bin (only when the pins change; docs/E2E.md records a cold build),
 ## and Caddy with teebody's transport module (only when it or its sources change), then run the original GOAWAY
 ## experiment against them (TestE2E, Teleport's agent's chain among its subtests: docs/teleport.md), and the nginx
-## and Caddy experiments against a real nginx (skipped, loudly, when nginx is missing; in CI it fails instead)
-## (docs/E2E.md); logs and results in out/e2e.
+## and Caddy experiments against a real nginx (skipped, loudly, when nginx is missing; in CI it fails instead), and
+## Go upstreams restarted in turn (TestRollingRestart) (docs/E2E.md); logs and results in out/e2e.
 e2e:
 	@echo "make e2e: checking kube-apiserver and etcd (a first run downloads modules and builds both: 10 minutes or more on 2 cores)..."
 	cd e2e && GO=$(GO) ./build.sh
