@@ -1,0 +1,19 @@
+module github.com/teebody/teebody/interop/grpc
+
+go 1.26.0
+
+replace github.com/teebody/teebody => ../..
+
+require (
+	github.com/teebody/teebody v0.0.0-20261202090330-ab9ccbc7f2bb
+	go.uber.org/goleak v1.3.0
+	golang.org/x/net v0.60.0
+	google.golang.org/grpc v1.85.0
+)
+
+require (
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)

@@ -1,0 +1,118 @@
+package grpc
+
+import (
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/net/http2"
+)
+
+// refusingListener hands the connections it accepts to the grpc-go server,
+// but for the next refuse of them, which it serves itself in h2c: it
+// refuses their streams with a graceful GOAWAY whose last stream ID is 0 as
+// soon as the client has sent body bytes. That is the refusal of a real
+// GOAWAY without the race between the client's stream and the server's
+// GOAWAY: the client must send the request again, which it can only do
+// through GetBody. A picked connection that ends without a stream to refuse
+// gives its turn back.
+type refusingListener struct {
+	net.Listener
+	refuse  atomic.Int64 // connections still to refuse
+	refused atomic.Int64 // GOAWAYs sent
+
+	mu     sync.Mutex
+	conns  map[net.Conn]bool // guarded by mu: the refusing connections still open
+	closed bool              // guarded by mu
+	wg     sync.WaitGroup
+}
+
+func newRefusingListener(ln net.Listener) *refusingListener {
+	return &refusingListener{Listener: ln, conns: map[net.Conn]bool{}}
+}
+
+func (l *refusingListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.refuse.Add(-1) < 0 {
+			l.refuse.Add(1)
+			return c, nil
+		}
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			c.Close()
+			continue
+		}
+		l.conns[c] = true
+		l.wg.Add(1)
+		l.mu.Unlock()
+		go l.serveRefusal(c)
+	}
+}
+
+// Close stops accepting, closes the refusing connections still open and
+// waits for their goroutines.
+func (l *refusingListener) Close() error {
+	err := l.Listener.Close()
+	l.mu.Lock()
+	l.closed = true
+	for c := range l.conns {
+		c.Close()
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+	return err
+}
+
+// serveRefusal speaks HTTP/2 on c just far enough to refuse its streams,
+// then reads until the client closes the connection.
+func (l *refusingListener) serveRefusal(c net.Conn) {
+	defer l.wg.Done()
+	sent := false
+	defer func() {
+		if !sent {
+			l.refuse.Add(1)
+		}
+		l.mu.Lock()
+		delete(l.conns, c)
+		l.mu.Unlock()
+		c.Close()
+	}()
+	if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+		return
+	}
+	fr := http2.NewFramer(c, c)
+	if fr.WriteSettings() != nil {
+		return
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() && fr.WriteSettingsAck() != nil {
+				return
+			}
+		case *http2.PingFrame:
+			if !f.IsAck() && fr.WritePing(true, f.Data) != nil {
+				return
+			}
+		case *http2.DataFrame:
+			// The client has written part of the body: refuse.
+			if !sent {
+				sent = true
+				l.refused.Add(1)
+				if fr.WriteGoAway(0, http2.ErrCodeNo, nil) != nil {
+					return
+				}
+			}
+		}
+	}
+}
