@@ -49,6 +49,27 @@
 // and the client may send it again. Every other error of the upstream is
 // Caddy's to answer, as with `transport http` (502, 504, lb_retries, ...).
 //
+// # Placeholders
+//
+// RoundTrip tells what it did with each request's body in placeholders on
+// Caddy's replacer, for the access log (log_append), for the routes that run
+// after reverse_proxy (header with defer, handle_response) and for
+// handle_errors:
+//
+//	{http.reverse_proxy.teebody.attempts}        times the body was sent: 1, plus 1 per replay; 0 if it passed through
+//	{http.reverse_proxy.teebody.refused}         why a replay was refused (too_large, no_budget, ...), or empty
+//	{http.reverse_proxy.teebody.buffered}        true if the body was kept for replays
+//	{http.reverse_proxy.teebody.passed_through}  why it was handed on untouched (no_body, get_body_set, ...), or empty
+//	{http.reverse_proxy.teebody.peak_bytes}      the most bytes held at once for its replays
+//
+// For example, an access log with the attempts and the refusal of each
+// request:
+//
+//	log_append teebody_attempts {http.reverse_proxy.teebody.attempts}
+//	log_append teebody_refused {http.reverse_proxy.teebody.refused}
+//
+// AttemptsPlaceholder and the constants beside it say what each holds.
+//
 // # Metrics
 //
 // The transport's transport.Stats are exported on Caddy's metrics endpoints

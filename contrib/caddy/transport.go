@@ -2,6 +2,7 @@ package teebodycaddy
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
@@ -154,27 +155,52 @@ func (t *Transport) Stats() transport.Stats { return t.tr.Stats() }
 // When the upstream refused the request and its body could not be sent
 // again, RoundTrip answers 429 with Retry-After, as OnRefused says. Every
 // other error is returned as the HTTP transport returned it.
+//
+// Before it returns, RoundTrip sets the placeholders of what the library did
+// with the body (AttemptsPlaceholder and the ones beside it) on the
+// request's replacer.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The library tells upstreams apart by scheme and host (adaptive mode):
 	// set the scheme as the HTTP transport will.
 	t.HTTPTransport.SetScheme(req)
 	if req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
-		return t.tr.RoundTrip(req) // nothing to keep: the library counts it and hands it on
+		return t.send(req, req.Body) // nothing to keep: the library counts it and hands it on
 	}
 	st := bodyOf(req)
 	a, ok := st.next()
 	if !ok {
 		return t.again(req, st)
 	}
-	out := *req // shallow: Caddy's request stays as it was
-	out.Body = a
-	resp, err := t.tr.RoundTrip(&out)
+	resp, err := t.send(req, a)
 	if err != nil {
 		a.finish()
 		if st.started.Load() {
 			st.failure = err
 		}
 		return t.refused(req, err)
+	}
+	return resp, nil
+}
+
+// send sends a shallow copy of req with body through the library's transport
+// (Caddy's request stays as it was) and sets the placeholders of its Report
+// on Caddy's replacer, if req has one, before it returns. The response's
+// Request is req.
+func (t *Transport) send(req *http.Request, body io.ReadCloser) (*http.Response, error) {
+	var report transport.Report
+	ctx := req.Context()
+	repl := replacerOf(ctx)
+	if repl != nil {
+		ctx = transport.WithReport(ctx, &report)
+	}
+	out := req.WithContext(ctx)
+	out.Body = body
+	resp, err := t.tr.RoundTrip(out)
+	if repl != nil {
+		publishReport(repl, &report)
+	}
+	if err != nil {
+		return nil, err
 	}
 	resp.Request = req
 	return resp, nil
