@@ -39,10 +39,12 @@ type stage struct {
 	noRetry bool              // the client clears GetBody
 }
 
-// outcome is a stage's result, with the proxy's transport stats.
+// outcome is a stage's result, with the proxy's transport stats and what
+// its requests' Reports add up to.
 type outcome struct {
-	res   *load.Result
-	stats *transport.Stats // nil without the fix
+	res      *load.Result
+	stats    *transport.Stats // nil without the fix
+	attempts proxy.Attempts   // zero without the fix
 }
 
 // fiveWay is what the five configurations showed, against an upstream
@@ -136,7 +138,8 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 		}
 		results = append(results, s.into.res)
 		if st := s.into.stats; st != nil {
-			proxies = append(proxies, report.ProxyRow{Name: s.name, Stats: *st})
+			a := s.into.attempts
+			proxies = append(proxies, report.ProxyRow{Name: s.name, Stats: *st, Replayed: a.Replayed, MostAttempts: a.Most})
 		}
 	}
 	_ = report.Table(c.stdout, results, *markdown)
@@ -187,6 +190,7 @@ func runStage(ctx context.Context, s stage, base load.Options, upPath, dir strin
 	}
 	o := outcome{res: res}
 	if p != nil {
+		o.attempts, _ = p.Attempts()
 		if st, ok := p.Stats(); ok {
 			o.stats = &st
 			if err := load.WriteJSON(filepath.Join(dir, s.file+".stats.json"), st); err != nil {

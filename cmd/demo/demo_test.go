@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,8 +64,20 @@ func TestFiveWay(t *testing.T) {
 			st.AdaptiveTraces, st.Buffered, st.BufferedQuiet, st.PassedThrough.Quiet, st.RetryLaterWritten)
 	}
 	contains(t, "stdout", stdout, "In adaptive mode, with client-go's retries: 0 failed;")
-	if !strings.Contains(strings.Join(strings.Fields(stdout), " "), "Proxy Buffered of them quiet Unbuffered (quiet) Replays 429s Peak held") {
+	if !strings.Contains(strings.Join(strings.Fields(stdout), " "),
+		"Proxy Buffered of them quiet Unbuffered (quiet) Replays Needed a replay Most attempts 429s Peak held") {
 		t.Errorf("no proxy table:\n%s", stdout)
+	}
+	// The always-on proxy replayed writes refused by a GOAWAY, each Report
+	// says so: some requests needed a replay, and one took two attempts or more.
+	row := proxyRow(stdout, "Proxy (with fix)")
+	if len(row) != 8 {
+		t.Fatalf("the fix's proxy row %q: want 8 cells:\n%s", row, stdout)
+	}
+	replayed, err1 := strconv.Atoi(row[4])
+	most, err2 := strconv.Atoi(row[5])
+	if err1 != nil || err2 != nil || replayed == 0 || most < 2 {
+		t.Errorf("the fix's proxy row %q: %d requests needed a replay, most attempts %d; want > 0 and >= 2", row, replayed, most)
 	}
 	// The 429 path was taken: the findings count the 429s, and there were some.
 	i := strings.Index(stdout, "the proxy answered 429 (Retry-After 1s) ")
@@ -94,6 +107,18 @@ func TestNoGoawayAdaptiveHoldsLittle(t *testing.T) {
 			adaptive.PassedThrough.Quiet, adaptive.BufferedQuiet, adaptive.PeakBytesHeld)
 	}
 	contains(t, "stdout", stdout, "it saw no GOAWAY, so it kept 41 bodies of at most its floor of 64KiB and passed 40 larger ones through unbuffered;")
+}
+
+// proxyRow returns the cells after the name of the proxy table's row for
+// name: the table's last line that begins with it.
+func proxyRow(stdout, name string) []string {
+	var row []string
+	for l := range strings.Lines(stdout) {
+		if rest, ok := strings.CutPrefix(l, name+" "); ok {
+			row = strings.Fields(rest)
+		}
+	}
+	return row
 }
 
 // readStats reads the transport Stats that "demo -out DIR" saved for a stage.

@@ -116,9 +116,11 @@ func runProxy(ctx context.Context, args []string, c *cli) int {
 			"retry_after", cfg.RetryAfter, "chain", opts.Chain)
 	})
 	if st, ok := p.Stats(); ok {
+		a, _ := p.Attempts()
 		log.Info("proxy stopped", "requests", st.Requests, "buffered", st.Buffered, "quiet", st.PassedThrough.Quiet,
-			"adaptive_traces", st.AdaptiveTraces, "replays_served", st.ReplaysServed,
-			"retry_later_written", st.RetryLaterWritten, "peak_bytes_held", st.PeakBytesHeld, "bytes_held", st.BytesHeld)
+			"adaptive_traces", st.AdaptiveTraces, "replays_served", st.ReplaysServed, "replayed_requests", a.Replayed,
+			"most_attempts", a.Most, "retry_later_written", st.RetryLaterWritten, "peak_bytes_held", st.PeakBytesHeld,
+			"bytes_held", st.BytesHeld)
 	}
 	if err != nil {
 		return fail(c, "proxy", err)

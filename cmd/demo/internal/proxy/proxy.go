@@ -47,9 +47,10 @@ type Options struct {
 
 // Proxy is the handler. It is safe for concurrent use.
 type Proxy struct {
-	handler http.Handler
-	tr      *transport.Transport // nil with NoFix
-	inner   http.RoundTripper    // the transport that owns the upstream connections
+	handler  http.Handler
+	tr       *transport.Transport // nil with NoFix
+	inner    http.RoundTripper    // the transport that owns the upstream connections
+	attempts attemptCounter       // the Reports of the forwarded requests; unused with NoFix
 }
 
 // New builds a Proxy. It opens no connection until the first request.
@@ -104,10 +105,12 @@ func New(opts Options) (*Proxy, error) {
 		ErrorLog: errorLog,
 	}
 	rp.Transport = upstream
+	var forward http.Handler = rp
 	if p.tr == nil {
 		rp.ErrorHandler = badGateway(logger)
 	} else {
 		rp.ErrorHandler = p.tr.ErrorHandler
+		forward = p.attempts.wrap(rp)
 	}
 
 	reg := prometheus.NewRegistry()
@@ -122,7 +125,7 @@ func New(opts Options) (*Proxy, error) {
 	mux := http.NewServeMux()
 	// Unauthenticated, as exporters are: it holds counters, no secrets.
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: errorLog}))
-	mux.Handle("/", serve.RequireToken(opts.Token, rp))
+	mux.Handle("/", serve.RequireToken(opts.Token, forward))
 	p.handler = promhttp.InstrumentHandlerCounter(requests, mux)
 	return p, nil
 }
@@ -136,6 +139,15 @@ func (p *Proxy) Stats() (transport.Stats, bool) {
 		return transport.Stats{}, false
 	}
 	return p.tr.Stats(), true
+}
+
+// Attempts adds up the transport.Report of every request forwarded so far;
+// false with NoFix.
+func (p *Proxy) Attempts() (Attempts, bool) {
+	if p.tr == nil {
+		return Attempts{}, false
+	}
+	return p.attempts.load(), true
 }
 
 // Transport is the teebody transport, nil with NoFix.

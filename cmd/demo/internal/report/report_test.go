@@ -86,9 +86,9 @@ func TestMillis(t *testing.T) {
 
 func TestProxies(t *testing.T) {
 	rows := []report.ProxyRow{
-		{Name: "Proxy (with fix)", Stats: transport.Stats{Buffered: 990, ReplaysServed: 52, PeakBytesHeld: 40 << 10}},
+		{Name: "Proxy (with fix)", Stats: transport.Stats{Buffered: 990, ReplaysServed: 52, PeakBytesHeld: 40 << 10}, Replayed: 26, MostAttempts: 3},
 		{Name: "Proxy (adaptive)", Stats: transport.Stats{Buffered: 700, BufferedQuiet: 20, PassedThrough: transport.PassThroughStats{Quiet: 290},
-			ReplaysServed: 40, RetryLaterWritten: 4, PeakBytesHeld: 3 << 19}},
+			ReplaysServed: 40, RetryLaterWritten: 4, PeakBytesHeld: 3 << 19}, Replayed: 20, MostAttempts: 2},
 	}
 	var b strings.Builder
 	if err := report.Proxies(&b, rows, false); err != nil {
@@ -98,14 +98,14 @@ func TestProxies(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), b.String())
 	}
-	if f := strings.Join(strings.Fields(lines[2]), " "); f != "Proxy (adaptive) 700 20 290 40 4 1.5MiB" {
+	if f := strings.Join(strings.Fields(lines[2]), " "); f != "Proxy (adaptive) 700 20 290 40 20 2 4 1.5MiB" {
 		t.Errorf("row = %q", f)
 	}
 	b.Reset()
 	if err := report.Proxies(&b, rows, true); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "| Proxy (with fix) | 990 | 0 | 0 | 52 | 0 | 40KiB |\n") {
+	if !strings.Contains(b.String(), "| Proxy (with fix) | 990 | 0 | 0 | 52 | 26 | 3 | 0 | 40KiB |\n") {
 		t.Errorf("Markdown:\n%s", b.String())
 	}
 	b.Reset()
