@@ -16,10 +16,10 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// The load of one run: rpcs RPCs, a third of each kind, from clients
-// grpc-go clients with perClient RPCs in flight each.
+// The load of one run: rpcs RPCs, a third of each kind, sent through
+// clients grpc-go ClientConns with perClient RPCs in flight on each.
 const (
-	rpcs      = 3000
+	rpcs      = 1500
 	clients   = 4
 	perClient = 2
 )
@@ -113,21 +113,24 @@ func runLoad(t *testing.T, rt http.RoundTripper, eh func(http.ResponseWriter, *h
 // TestMaxConnectionAge sends unary, client-streaming and bidirectional RPCs
 // through a ReverseProxy to a grpc-go server whose connections end after
 // maxAge. Through the plain transport some fail: the load runs again, up to
-// runs times, until one does. Through teebody's transport none fails and
-// none reaches the server twice, in every run; the load runs again, up to
-// runs times, until the transport has replayed a request, so that the
-// GOAWAYs are known to have refused some.
+// 10 times, until one does (on an idle machine about one upstream
+// connection in 100 loses an RPC, on a loaded one more). Through teebody's
+// transport none fails and none reaches the server twice, in every run; the
+// load runs again, up to 5 times, until the transport has replayed a
+// request, so that the GOAWAYs are known to have refused some.
 func TestMaxConnectionAge(t *testing.T) {
-	const runs = 5
 	t.Run("plain", func(t *testing.T) {
+		const runs = 10
 		lost := 0
 		for run := 1; run <= runs && lost == 0; run++ {
 			r := runLoad(t, h2cTransport(), nil)
 			t.Logf("plain run %d: %d of %d RPCs failed %v, %d upstream connections, %d duplicates, %d bad messages, in %v",
 				run, r.failed, rpcs, r.codes, r.upstreams, r.dups, r.bad, r.took.Round(time.Millisecond))
-			if line, _, _ := strings.Cut(r.proxyLog, "\n"); line != "" {
-				t.Logf("plain run %d: the proxy logged %d errors, the first: %s", run, strings.Count(r.proxyLog, "\n"), line)
+			kinds := map[string]int{}
+			for line := range strings.Lines(r.proxyLog) {
+				kinds[strings.TrimSpace(line)]++
 			}
+			t.Logf("plain run %d: the proxy logged %v", run, kinds)
 			if r.dups != 0 || r.bad != 0 {
 				t.Errorf("plain: %d duplicates, %d bad messages; want none", r.dups, r.bad)
 			}
@@ -138,6 +141,7 @@ func TestMaxConnectionAge(t *testing.T) {
 		}
 	})
 	t.Run("teebody", func(t *testing.T) {
+		const runs = 5
 		var replays int64
 		for run := 1; run <= runs && replays == 0; run++ {
 			tr := transport.New(h2cTransport(), transport.DefaultConfig())
