@@ -96,8 +96,9 @@ type upstream struct {
 	// connection, and a Shutdown of that server waits for it.
 	entered sync.Map // *quic.Conn -> chan struct{}
 
-	mu  sync.Mutex // guards cur, and serializes hand-overs with restarts
-	cur *http3.Server
+	mu      sync.Mutex // guards cur and servers, and serializes hand-overs with restarts
+	cur     *http3.Server
+	servers []*http3.Server // every server made, for stop
 
 	// handed holds the remote address of every connection handed to a
 	// server so far; handedNow is closed and replaced on each addition.
@@ -132,15 +133,18 @@ func newUpstream(t testing.TB, h http.Handler, traced bool) *upstream {
 		pc.Close()
 		t.Fatal(err)
 	}
+	u.mu.Lock()
 	u.cur = u.newServer()
+	u.mu.Unlock()
 	u.wg.Add(1)
 	go u.acceptLoop()
 	t.Cleanup(u.stop)
 	return u
 }
 
+// newServer makes a server and adds it to u.servers; u.mu must be held.
 func (u *upstream) newServer() *http3.Server {
-	return &http3.Server{
+	s := &http3.Server{
 		Handler: u.handler,
 		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
 			if ch, ok := u.entered.LoadAndDelete(c); ok {
@@ -149,6 +153,8 @@ func (u *upstream) newServer() *http3.Server {
 			return ctx
 		},
 	}
+	u.servers = append(u.servers, s)
+	return s
 }
 
 func (u *upstream) acceptLoop() {
@@ -219,8 +225,8 @@ func (u *upstream) waitHanded(a net.Addr) {
 // gracefully. The returned channel is closed once the old server's
 // Shutdown has returned: every connection it had is closed then.
 func (u *upstream) restart() <-chan struct{} {
-	next := u.newServer()
 	u.mu.Lock()
+	next := u.newServer()
 	old := u.cur
 	u.cur = next
 	u.mu.Unlock()
@@ -238,17 +244,19 @@ func (u *upstream) restart() <-chan struct{} {
 	return done
 }
 
-// stop closes the listener, shuts the current server down gracefully, and
-// waits for every goroutine the upstream started.
+// stop closes the listener and every server, and waits for every goroutine
+// the upstream started. The clients are gone by then (a test's Cleanup runs
+// the client's first), and may have left connections without a word, which
+// a graceful Shutdown would wait for.
 func (u *upstream) stop() {
 	u.ln.Close()
 	<-u.loopDone
 	u.mu.Lock()
-	s := u.cur
+	servers := u.servers
 	u.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	s.Shutdown(ctx)
+	for _, s := range servers {
+		s.Close()
+	}
 	u.wg.Wait()
 	u.tr.Close()
 	u.pc.Close()

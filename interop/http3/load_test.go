@@ -1,0 +1,265 @@
+package http3_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// The load of one run: loadRequests POSTs from loadWorkers clients at once,
+// bodies of 1 byte to loadMaxBody bytes.
+const (
+	loadRequests = 800
+	loadWorkers  = 16
+	loadMaxBody  = 32 << 10
+)
+
+// TestRollingRestartsLoad sends POSTs through an httputil.ReverseProxy to
+// three HTTP/3 upstreams of quic-go, restarted one at a time with a
+// graceful Shutdown while the load runs (a rolling restart every 200 ms,
+// then every 20 ms). Each new server takes over the old one's socket, so
+// only a GOAWAY can cost a request. Through a plain proxy, some requests
+// fail with 502 (quic-go cannot resend a rejected stream without GetBody);
+// through teebody's Transport none fails, and the upstreams process each
+// request exactly once, with every byte.
+func TestRollingRestartsLoad(t *testing.T) {
+	var plainLost int
+	for _, every := range []time.Duration{200 * time.Millisecond, 20 * time.Millisecond} {
+		t.Run(fmt.Sprintf("every%v", every), func(t *testing.T) {
+			plain := runLoad(t, every, false)
+			ours := runLoad(t, every, true)
+			t.Logf("restart every %v: plain proxy %d of %d failed (%d restarts, slowest %v); "+
+				"teebody %d of %d failed (%d restarts, %d replays served, slowest %v)",
+				every, plain.lost(), plain.sent, plain.restarts, plain.slowest.Round(time.Millisecond),
+				ours.lost(), ours.sent, ours.restarts, ours.replays, ours.slowest.Round(time.Millisecond))
+			plainLost += plain.lost()
+			if plain.duplicates != 0 || ours.duplicates != 0 {
+				t.Errorf("requests processed twice by the upstreams: plain %d, teebody %d", plain.duplicates, ours.duplicates)
+			}
+			if plain.corrupt != 0 || ours.corrupt != 0 {
+				t.Errorf("bodies that reached the upstreams altered: plain %d, teebody %d", plain.corrupt, ours.corrupt)
+			}
+			if plain.other != 0 {
+				t.Errorf("plain proxy: %d answers neither 200 nor 502", plain.other)
+			}
+			if ours.lost() != 0 {
+				t.Errorf("teebody: %d of %d requests failed (%d with 429, %d with 502, %d other)",
+					ours.lost(), ours.sent, ours.tooMany, ours.badGateway, ours.other)
+			}
+			if ours.processed != ours.sent {
+				t.Errorf("teebody: the upstreams processed %d of %d requests", ours.processed, ours.sent)
+			}
+		})
+	}
+	if plainLost == 0 {
+		t.Error("the plain proxy lost no request: the restarts did not test the GOAWAY")
+	}
+}
+
+// loadResult is what one run counted.
+type loadResult struct {
+	sent, ok, badGateway, tooMany, other int
+	processed, duplicates, corrupt       int
+	restarts                             int
+	replays                              int64
+	slowest                              time.Duration
+}
+
+func (r loadResult) lost() int { return r.sent - r.ok }
+
+// runLoad sends one run's load through a proxy to three upstreams, one of
+// which restarts every interval, in turn. With fixed, the proxy's transport
+// is teebody's around the HTTP/3 transport; else the HTTP/3 transport alone.
+func runLoad(t *testing.T, every time.Duration, fixed bool) loadResult {
+	var (
+		mu   sync.Mutex
+		seen = make(map[string]int) // request id -> times processed
+		bad  int                    // bodies whose checksum did not match
+	)
+	upstreamHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "short body", http.StatusBadRequest)
+			return
+		}
+		sum := sha256.Sum256(b)
+		mu.Lock()
+		seen[r.Header.Get("X-Id")]++
+		if hex.EncodeToString(sum[:]) != r.Header.Get("X-Sum") {
+			bad++
+		}
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	})
+	var ups [3]*upstream
+	for i := range ups {
+		ups[i] = newUpstream(t, upstreamHandler, false)
+	}
+
+	h3 := newLoadClient(t)
+	var rt http.RoundTripper = h3
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			n, _ := strconv.Atoi(pr.In.Header.Get("X-Id"))
+			pr.SetURL(&url.URL{Scheme: "https", Host: ups[n%len(ups)].addr})
+		},
+		ErrorLog: discardLog,
+	}
+	var tr *transport.Transport
+	if fixed {
+		tr = transport.New(h3, transport.DefaultConfig())
+		rt, proxy.ErrorHandler = tr, tr.ErrorHandler
+	}
+	proxy.Transport = rt
+	front := httptest.NewServer(proxy)
+	defer front.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: loadWorkers}}
+	defer client.CloseIdleConnections()
+
+	// The rolling restart: one upstream every interval, in turn.
+	stop := make(chan struct{})
+	var restarts int
+	restarterDone := make(chan struct{})
+	go func() {
+		defer close(restarterDone)
+		ticker := time.NewTicker(every)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ticker.C:
+				ups[restarts%len(ups)].restart()
+				restarts++
+			}
+		}
+	}()
+
+	var res loadResult
+	var next atomic.Int64
+	var resMu sync.Mutex
+	var wg sync.WaitGroup
+	for range loadWorkers {
+		wg.Go(func() {
+			for {
+				id := next.Add(1) - 1
+				if id >= loadRequests {
+					return
+				}
+				t0 := time.Now()
+				code := postOne(t, client, front.URL, id)
+				took := time.Since(t0)
+				resMu.Lock()
+				res.slowest = max(res.slowest, took)
+				res.sent++
+				switch code {
+				case http.StatusOK:
+					res.ok++
+				case http.StatusBadGateway:
+					res.badGateway++
+				case http.StatusTooManyRequests:
+					res.tooMany++
+				default:
+					res.other++
+				}
+				resMu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-restarterDone
+	res.restarts = restarts
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range seen {
+		res.processed++
+		if n > 1 {
+			res.duplicates += n - 1
+		}
+	}
+	res.corrupt = bad
+	if tr != nil {
+		res.replays = tr.Stats().ReplaysServed
+	}
+	return res
+}
+
+// postOne sends request id, a random body with its checksum, and returns
+// the status of the answer, or 0 if there was none.
+func postOne(t *testing.T, client *http.Client, front string, id int64) int {
+	body := make([]byte, 1+rand.IntN(loadMaxBody))
+	for i := range body {
+		body[i] = byte(rand.Uint32())
+	}
+	sum := sha256.Sum256(body)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, front, io.NopCloser(bytes.NewReader(body)))
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	req.ContentLength = int64(len(body))
+	req.Header.Set("X-Id", strconv.FormatInt(id, 10))
+	req.Header.Set("X-Sum", hex.EncodeToString(sum[:]))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Errorf("request %d: %v", id, err)
+		return 0
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// newLoadClient returns an http3.Transport that dials every connection
+// from one UDP socket on 127.0.0.1. Cleanup closes both.
+func newLoadClient(t *testing.T) *http3.Transport {
+	_, pool := testCert(t)
+	pc, err := net.ListenUDP("udp", loopback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qt := &quic.Transport{Conn: pc}
+	h3 := &http3.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool},
+		Dial: func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error) {
+			raddr, err := net.ResolveUDPAddr("udp", addr)
+			if err != nil {
+				return nil, err
+			}
+			return qt.DialEarly(ctx, raddr, tlsConf, conf)
+		},
+	}
+	t.Cleanup(func() {
+		h3.Close()
+		qt.Close()
+		pc.Close()
+	})
+	return h3
+}
+
+// discardLog takes the plain proxy's error lines: its 502s are counted.
+var discardLog = log.New(io.Discard, "", 0)
