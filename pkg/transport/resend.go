@@ -10,35 +10,36 @@ import (
 	"github.com/teebody/teebody/pkg/teebody"
 )
 
-// The bounds of send's resends. Six attempts in all, as Go's HTTP/2
-// transport makes for a refused stream. Each of quic-go's attempts is
-// already two (it resends a rejected stream once itself), so a request
-// gives up after twelve refusals. The pause before resend n is drawn from
-// [resendBackoff·2ⁿ⁻¹/2, resendBackoff·2ⁿ⁻¹]: 5–10, 10–20, 20–40, 40–80
-// and 80–160 ms, at most 310 ms in all. A GOAWAY is over as soon as the
-// client has a new connection, so a pause is needed only when an upstream
-// refuses again and again (a rolling restart, several upstreams behind one
-// address); the jitter spreads the requests one restart refused.
+// The bounds of send's resends: six attempts in all, as Go's HTTP/2
+// transport makes for a refused stream. quic-go resends a refused request
+// once itself, so a request gives up after at most twelve refusals.
+//
+// The pause before resend n is drawn from [b/2, b] with b =
+// resendBackoff·2ⁿ⁻¹: 5–10, 10–20, 20–40, 40–80 and 80–160 ms, at most
+// 310 ms in all. A GOAWAY is over once the client has a new connection, so
+// only an upstream that refuses again and again (a rolling restart) needs
+// a pause; the jitter spreads out the requests that one restart refused.
 const (
 	resendAttempts = 6
 	resendBackoff  = 10 * time.Millisecond
 )
 
-// send hands out, a buffered request, to the inner RoundTripper. While the
-// inner RoundTripper fails it with an error that certainly means the
-// upstream did not process it (notProcessed), send sends it again, up to
-// resendAttempts in all, after a pause (resendPause) that the request's
-// context cuts short. Each resend reads a new follower of tee, served as a
-// replay (t.replay); when the Tee cannot give one, send returns an error
-// matching teebody.ErrNotReplayable that wraps the upstream's error, for a
-// 429. Otherwise it returns what the last attempt returned.
+// send hands out, the copy of a buffered request, to the inner
+// RoundTripper. While the inner RoundTripper fails it with an error that
+// certainly means the upstream did not process it (notProcessed), send
+// sends it again, up to resendAttempts in all, after a pause (resendPause)
+// that the request's context cuts short. Each resend reads a new follower
+// of tee, served as a replay (t.replay). When the Tee cannot give one, send
+// returns an error matching teebody.ErrNotReplayable that wraps the
+// upstream's, for a 429. Otherwise it returns what the last attempt
+// returned.
 //
 // A failed attempt's body is closed before the next attempt starts, so that
 // a write of it still under way in the inner transport ends. The inner
-// transport may leave other followers unclosed, such as one GetBody gave
-// for a stream it never opened: that holds nothing, since a follower needs
-// no Close for its Tee to end (teebody.Tee.NewReader), and only the newest
-// one, the next attempt's, keeps bytes kept.
+// transport may leave other followers unclosed, such as one from GetBody
+// for a stream it never opened. They hold nothing: a follower needs no
+// Close for its Tee to end (teebody.Tee.NewReader), and only the newest
+// one, the next attempt's, keeps bytes from being dropped.
 func (t *Transport) send(out *http.Request, tee *teebody.Tee, up upstream) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		resp, err := t.inner.RoundTrip(out)
