@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,8 +69,8 @@ func TestFiveWay(t *testing.T) {
 		"Proxy Buffered of them quiet Unbuffered (quiet) Replays Needed a replay Most attempts 429s Peak held") {
 		t.Errorf("no proxy table:\n%s", stdout)
 	}
-	// The always-on proxy replayed writes refused by a GOAWAY, each Report
-	// says so: some requests needed a replay, and one took two attempts or more.
+	// The always-on proxy replayed writes refused by a GOAWAY, as their Reports
+	// say: some requests needed a replay, and one took two attempts or more.
 	row := proxyRow(stdout, "Proxy (with fix)")
 	if len(row) != 8 {
 		t.Fatalf("the fix's proxy row %q: want 8 cells:\n%s", row, stdout)
@@ -79,6 +80,7 @@ func TestFiveWay(t *testing.T) {
 	if err1 != nil || err2 != nil || replayed == 0 || most < 2 {
 		t.Errorf("the fix's proxy row %q: %d requests needed a replay, most attempts %d; want > 0 and >= 2", row, replayed, most)
 	}
+	contains(t, "stdout", stdout, fmt.Sprintf("it replayed the bodies of %d requests after GOAWAYs, in at most %d attempts for one,", replayed, most))
 	// The 429 path was taken: the findings count the 429s, and there were some.
 	i := strings.Index(stdout, "the proxy answered 429 (Retry-After 1s) ")
 	if i < 0 || strings.HasPrefix(stdout[i+len("the proxy answered 429 (Retry-After 1s) "):], "0 times") {

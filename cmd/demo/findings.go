@@ -27,7 +27,9 @@ func (fw *fiveWay) findings(w io.Writer, smallBudget, adaptiveFloor int64, retry
 	}
 	line := fmt.Sprintf("- Through the proxy with the fix: %d failed", fix.FailedOperations)
 	if st := fw.fix.stats; st != nil {
-		line += fmt.Sprintf("; it replayed %d bodies after GOAWAYs, holding at most %s at once", st.ReplaysServed, report.Bytes(st.PeakBytesHeld))
+		a := fw.fix.attempts // from each request's Report; Stats.ReplaysServed counts GetBody's calls, more than the bodies sent
+		line += fmt.Sprintf("; it replayed the bodies of %d requests after GOAWAYs, in at most %d attempts for one, holding at most %s at once",
+			a.Replayed, a.Most, report.Bytes(st.PeakBytesHeld))
 	}
 	fmt.Fprintln(w, line+".")
 	line = fmt.Sprintf("- With a budget of %s, too small for the bodies: %d failed", report.Bytes(smallBudget), small.FailedOperations)
