@@ -27,11 +27,13 @@ import (
 )
 
 // The load of one run: loadRequests POSTs from loadWorkers clients at once,
-// bodies of 1 byte to loadMaxBody bytes.
+// bodies of 1 byte to loadMaxBody bytes. No request starts after loadTime,
+// so that a slow machine (-race, two busy cores) sends fewer, not longer.
 const (
 	loadRequests = 800
 	loadWorkers  = 16
 	loadMaxBody  = 32 << 10
+	loadTime     = 8 * time.Second
 )
 
 // TestRollingRestartsLoad sends POSTs through an httputil.ReverseProxy to
@@ -159,9 +161,10 @@ func runLoad(t *testing.T, every time.Duration, fixed bool) loadResult {
 	var next atomic.Int64
 	var resMu sync.Mutex
 	var wg sync.WaitGroup
+	deadline := time.Now().Add(loadTime)
 	for range loadWorkers {
 		wg.Go(func() {
-			for {
+			for time.Now().Before(deadline) {
 				id := next.Add(1) - 1
 				if id >= loadRequests {
 					return
