@@ -65,8 +65,8 @@ func NewTransport(next http.RoundTripper) *Transport {
 // RoundTrip implements http.RoundTripper. It never modifies req.
 //
 // If the span in req's context is recording, RoundTrip puts a
-// transport.Report in a copy of the request's context (replacing one that
-// the caller put there), and sets on the span, before it returns:
+// transport.Report of its own in a copy of the request's context, and sets
+// on the span, before it returns:
 //   - http.request.resend_count: the replays of the body, if any;
 //   - a teebody.replay event per replay, with teebody.attempt;
 //   - a teebody.refused event, with teebody.reason, if a replay was refused;

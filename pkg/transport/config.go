@@ -39,7 +39,8 @@ type Config struct {
 	PerRequestBytes int64
 
 	// RetryAfter is the delay that ErrorHandler's 429 announces in
-	// Retry-After, rounded up to whole seconds. <= 0 means DefaultRetryAfter.
+	// Retry-After, rounded up to whole seconds, and its gRPC answer in
+	// grpc-retry-pushback-ms. <= 0 means DefaultRetryAfter.
 	RetryAfter time.Duration
 
 	// Budget, when set, is the byte budget charged for what is held, and

@@ -25,33 +25,43 @@ type Report struct {
 	PeakBytes int64
 }
 
-// reportKey is the context key of a request's *Report.
+// reportKey is the context key of a request's reports.
 type reportKey struct{}
 
+// reports is what WithReport puts in a context: its Report, and the ones of
+// the contexts it derives from, so that none hides another.
+type reports struct {
+	r     *Report
+	outer *reports // nil for the first
+}
+
 // WithReport returns a copy of ctx that makes RoundTrip fill in r for a
-// request with that context. A Report serves one request.
+// request with that context. A Report serves one request. RoundTrip fills
+// in every Report of the context, so that an access log and a tracer can
+// each have their own.
 func WithReport(ctx context.Context, r *Report) context.Context {
-	return context.WithValue(ctx, reportKey{}, r)
+	outer, _ := ctx.Value(reportKey{}).(*reports)
+	return context.WithValue(ctx, reportKey{}, &reports{r: r, outer: outer})
 }
 
-// reportOf returns the Report that ctx asks RoundTrip to fill in, or nil.
-func reportOf(ctx context.Context) *Report {
-	r, _ := ctx.Value(reportKey{}).(*Report)
-	return r
+// fill sets every Report of ctx to r.
+func fill(ctx context.Context, r Report) {
+	for rs, _ := ctx.Value(reportKey{}).(*reports); rs != nil; rs = rs.outer {
+		*rs.r = r
+	}
 }
 
-// reportPassThrough records in req's Report, if any, that req passed through
-// for reason.
+// reportPassThrough records in the Reports of ctx, if any, that the request
+// passed through for reason.
 func reportPassThrough(ctx context.Context, reason PassThroughReason) {
-	if r := reportOf(ctx); r != nil {
-		*r = Report{PassThrough: reason}
-	}
+	fill(ctx, Report{PassThrough: reason})
 }
 
-// reportBuffered records in ctx's Report, if any, what tee did.
+// reportBuffered records in the Reports of ctx, if any, what tee did.
 func reportBuffered(ctx context.Context, tee *teebody.Tee) {
-	if r := reportOf(ctx); r != nil {
-		u := tee.Usage()
-		*r = Report{Buffered: true, Attempts: u.ReadFrom, Refused: u.Refused, PeakBytes: u.PeakBytes}
+	if ctx.Value(reportKey{}) == nil {
+		return // Tee.Usage takes its lock: not for nothing
 	}
+	u := tee.Usage()
+	fill(ctx, Report{Buffered: true, Attempts: u.ReadFrom, Refused: u.Refused, PeakBytes: u.PeakBytes})
 }

@@ -101,3 +101,20 @@ func TestReportPassThrough(t *testing.T) {
 		t.Fatalf("POST with GetBody: Report = %+v; want %+v", r, want)
 	}
 }
+
+// TestReportNested checks that a Report does not hide another one that the
+// context already carries: RoundTrip fills in both.
+func TestReportNested(t *testing.T) {
+	upstream := serve(t, http.HandlerFunc(countBytes), proxytest.Options{RefuseEvery: 2})
+	tr := transport.New(transportTo(t, upstream), transport.DefaultConfig())
+
+	var outer, inner transport.Report
+	req := postReporting(t, upstream.URL, bytes.Repeat([]byte("n"), 10<<10), &outer)
+	req = req.WithContext(transport.WithReport(req.Context(), &inner))
+	if err := roundTripAndClose(tr, req); err != nil {
+		t.Fatal(err)
+	}
+	if outer != inner || inner.Attempts != 2 {
+		t.Fatalf("outer Report %+v, inner %+v; want both filled in, with 2 attempts", outer, inner)
+	}
+}
