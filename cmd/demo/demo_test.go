@@ -108,7 +108,8 @@ func TestNoGoawayAdaptiveHoldsLittle(t *testing.T) {
 		t.Errorf("adaptive: passed through %d, kept %d, peak held %d; want 40, 41, < 100KiB",
 			adaptive.PassedThrough.Quiet, adaptive.BufferedQuiet, adaptive.PeakBytesHeld)
 	}
-	contains(t, "stdout", stdout, "it saw no GOAWAY, so it kept 41 bodies of at most its floor of 64KiB and passed 40 larger ones through unbuffered;")
+	contains(t, "stdout", stdout, "it saw no GOAWAY, so it kept 41 bodies of at most its floor of 64KiB and passed 40 larger ones through unbuffered;",
+		"Through the proxy with the fix: 0 failed; no request needed a replay, holding at most")
 }
 
 // proxyRow returns the cells after the name of the proxy table's row for

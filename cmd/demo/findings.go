@@ -27,9 +27,14 @@ func (fw *fiveWay) findings(w io.Writer, smallBudget, adaptiveFloor int64, retry
 	}
 	line := fmt.Sprintf("- Through the proxy with the fix: %d failed", fix.FailedOperations)
 	if st := fw.fix.stats; st != nil {
-		a := fw.fix.attempts // from each request's Report; Stats.ReplaysServed counts GetBody's calls, more than the bodies sent
-		line += fmt.Sprintf("; it replayed the bodies of %d requests after GOAWAYs, in at most %d attempts for one, holding at most %s at once",
-			a.Replayed, a.Most, report.Bytes(st.PeakBytesHeld))
+		// From each request's Report: Stats.ReplaysServed counts GetBody's
+		// calls, which outnumber the bodies sent again.
+		if a := fw.fix.attempts; a.Replayed > 0 {
+			line += fmt.Sprintf("; it replayed the bodies of %d requests after GOAWAYs, in at most %d attempts for one", a.Replayed, a.Most)
+		} else {
+			line += "; no request needed a replay"
+		}
+		line += fmt.Sprintf(", holding at most %s at once", report.Bytes(st.PeakBytesHeld))
 	}
 	fmt.Fprintln(w, line+".")
 	line = fmt.Sprintf("- With a budget of %s, too small for the bodies: %d failed", report.Bytes(smallBudget), small.FailedOperations)
