@@ -72,7 +72,8 @@ var errTextNotReplayable = teebody.ErrNotReplayable.Error()
 // ShouldRetryLater reports whether err means that the upstream did not
 // process the request, which could not be sent again. The client may then
 // safely send it later. It knows errors matching teebody.ErrNotReplayable,
-// and the texts of the errors that Go's transports return in that case.
+// and the texts of the errors that Go's transports, and quic-go's HTTP/3
+// transport, return in that case.
 func ShouldRetryLater(err error) bool {
 	if err == nil {
 		return false

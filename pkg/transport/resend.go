@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/teebody/teebody/pkg/teebody"
 )
 
 // The bounds of send's resends: six attempts in all, as Go's HTTP/2
@@ -28,8 +26,8 @@ const (
 // RoundTripper. While the inner RoundTripper fails it with an error that
 // certainly means the upstream did not process it (notProcessed), send
 // sends it again, up to resendAttempts in all, after a pause (resendPause)
-// that the request's context cuts short. Each resend reads a new follower
-// of tee, served as a replay (t.replay). When the Tee cannot give one, send
+// that the request's context cuts short. Each resend reads the body that
+// out.GetBody gives, a new follower. When the Tee cannot give one, send
 // returns an error matching teebody.ErrNotReplayable that wraps the
 // upstream's, for a 429. Otherwise it returns what the last attempt
 // returned.
@@ -40,7 +38,7 @@ const (
 // for a stream it never opened. They hold nothing: a follower needs no
 // Close for its Tee to end (teebody.Tee.NewReader), and only the newest
 // one, the next attempt's, keeps bytes from being dropped.
-func (t *Transport) send(out *http.Request, tee *teebody.Tee, up upstream) (*http.Response, error) {
+func (t *Transport) send(out *http.Request) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		resp, err := t.inner.RoundTrip(out)
 		if err == nil || attempt == resendAttempts || !notProcessed(err) {
@@ -52,7 +50,7 @@ func (t *Transport) send(out *http.Request, tee *teebody.Tee, up upstream) (*htt
 		if !resendPause(out, attempt) {
 			return nil, err
 		}
-		body, rerr := t.replay(tee, up)
+		body, rerr := out.GetBody()
 		if rerr != nil {
 			return nil, fmt.Errorf("%w (the upstream did not process the request: %w)", rerr, err)
 		}

@@ -9,7 +9,7 @@ type Stats struct {
 	Buffered       int64            // requests whose body got a replay buffer
 	BufferedQuiet  int64            // of Buffered, those kept only up to the adaptive floor
 	PassedThrough  PassThroughStats // requests handed on untouched, by reason
-	ReplaysServed  int64            // GetBody calls that returned a body
+	ReplaysServed  int64            // bodies handed out again, by GetBody or a resend
 	ReplaysRefused RefusalStats     // GetBody calls refused, by reason
 	BudgetRefusals int64            // requests whose buffering the budget cut short
 

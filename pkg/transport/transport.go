@@ -75,7 +75,9 @@ func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 // kept for a replay, within Config.PerRequestBytes and the budget. A body
 // that outgrows them loses only its replay: if the upstream refuses it,
 // RoundTrip returns an error matching teebody.ErrNotReplayable. The
-// upstream gets the original bytes in order, or an error.
+// upstream gets the original bytes in order, or an error. A request that
+// HTTP/3 says the upstream did not process is sent again, up to six
+// attempts in all.
 //
 // A buffered request is over when RoundTrip returns an error or the response
 // body is closed. With an empty response, it is over once the inner
@@ -127,7 +129,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		withTrailer(&out, newTrailer(req.Trailer))
 	}
 
-	resp, err := t.send(&out, tee, up)
+	resp, err := t.send(&out)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
