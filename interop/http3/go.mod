@@ -6,7 +6,7 @@ replace github.com/teebody/teebody => ../..
 
 require (
 	github.com/quic-go/quic-go v0.65.0
-	github.com/teebody/teebody v0.0.0-20261202090330-ab9ccbc7f2bb
+	github.com/teebody/teebody v0.0.0-20261202112443-171a15a8fcdf
 	go.uber.org/goleak v1.3.0
 )
 
