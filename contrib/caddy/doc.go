@@ -1,25 +1,24 @@
 // Package teebodycaddy is a Caddy transport module,
-// http.reverse_proxy.transport.teebody, that makes the request bodies Caddy's
-// reverse_proxy forwards replayable, so that a POST which an HTTP/2 upstream
-// refuses with a graceful GOAWAY (nginx after keepalive_requests, Envoy on
-// drain, a Go server's Shutdown, a Kubernetes API server's --goaway-chance)
-// is sent again instead of becoming a 502.
+// http.reverse_proxy.transport.teebody, that makes the request bodies of
+// Caddy's reverse_proxy replayable. A POST that an HTTP/2 upstream refuses
+// with a graceful GOAWAY is then sent again instead of becoming a 502. nginx
+// after keepalive_requests, Envoy on drain, a Go server's Shutdown and a
+// Kubernetes API server's --goaway-chance all refuse requests so.
 //
 // Caddy's own transport sets no Request.GetBody, so Go's HTTP/2 transport
-// cannot resend a refused request whose body it began to write, and
-// reverse_proxy retries only GETs and dial errors by default; its answer,
-// request_buffers, reads the whole body before proxying anything. This
-// module is Caddy's HTTP transport (reverseproxy.HTTPTransport, embedded, so
-// every option of `transport http`, TLS to the upstream and h2c work as
-// there) wrapped in the teebody library's transport.Transport, which keeps
-// what has been read of a body, in bounded memory, while a replay is still
-// possible, and streams it meanwhile.
+// cannot resend a refused request whose body it began to write.
+// reverse_proxy retries only GETs and dial errors by default. Its
+// request_buffers reads the whole body before proxying anything. This
+// module embeds Caddy's HTTP transport (reverseproxy.HTTPTransport), so
+// every option of `transport http` works as there. It wraps it in the
+// library's transport.Transport, which keeps what has been read of a body,
+// in bounded memory, while a replay is still possible.
 //
 // # Use
 //
-// Build Caddy with the module (xcaddy build --with
+// Build Caddy with the module: xcaddy build --with
 // github.com/teebody/teebody/contrib/caddy, or a main package that imports
-// it beside Caddy's cmd and standard modules), then replace `transport http`
+// it beside Caddy's cmd and standard modules. Then replace `transport http`
 // with `transport teebody` in a reverse_proxy:
 //
 //	reverse_proxy https://backend:8443 {
@@ -35,26 +34,26 @@
 //		}
 //	}
 //
-// Every setting is optional; the fields of Transport say what each does and
-// what holds when it is absent. Sizes take units (transport.ParseSize). A
+// Every setting is optional. The fields of Transport say what each does,
+// and what holds when it is absent. Sizes take units (transport.ParseSize). A
 // malformed value fails `caddy adapt` (Caddyfile) or the config load (JSON)
 // with an error that names the setting.
 //
 // # What clients see
 //
-// A request whose upstream refused it and whose body could not be sent again
-// (it outgrew per_request, the budget was spent, or it passed through in
-// adaptive mode: transport.ShouldRetryLater tells) was not processed by the
-// upstream: it is answered 429 Too Many Requests with Retry-After, never 502,
-// and the client may send it again. Every other error of the upstream is
-// Caddy's to answer, as with `transport http` (502, 504, lb_retries, ...).
+// A request that its upstream refused, and whose body could not be sent
+// again, was not processed by the upstream (transport.ShouldRetryLater). It
+// is answered 429 Too Many Requests with Retry-After, never 502, and the
+// client may send it again. Its body outgrew per_request, the budget was
+// spent, or it passed through in adaptive mode. Every other error of the
+// upstream is Caddy's to answer, as with `transport http`.
 //
 // # Placeholders
 //
 // RoundTrip tells what it did with each request's body in placeholders on
-// Caddy's replacer, for the access log (log_append), for the routes that run
-// after reverse_proxy (header with defer, handle_response) and for
-// handle_errors:
+// Caddy's replacer. The access log (log_append), the routes that run after
+// reverse_proxy (header with defer, handle_response) and handle_errors can
+// use them:
 //
 //	{http.reverse_proxy.teebody.attempts}        times the body was sent: 1, plus 1 per replay; 0 if it passed through
 //	{http.reverse_proxy.teebody.refused}         why a replay was refused (too_large, no_budget, ...), or empty
@@ -73,8 +72,8 @@
 // # Metrics
 //
 // The transport's transport.Stats are exported on Caddy's metrics endpoints
-// (the admin API's /metrics, the metrics handler) through the collector of
-// github.com/teebody/teebody/contrib/prometheus, as teebody_* metrics with a
-// label transport="NAME" (Transport.Name), which tells the transports of
-// several reverse_proxy blocks apart.
+// (the admin API's /metrics, the metrics handler) as the teebody_* metrics
+// of github.com/teebody/teebody/contrib/prometheus. Their label
+// transport="NAME" (Transport.Name) tells the transports of several
+// reverse_proxy blocks apart.
 package teebodycaddy

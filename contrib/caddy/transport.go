@@ -59,19 +59,18 @@ type Transport struct {
 	// means the default, one second; negative is an error.
 	RetryAfter caddy.Duration `json:"retry_after,omitempty"`
 
-	// OnRefused says how a request refused by its upstream whose body could
-	// not be sent again (transport.ShouldRetryLater) is answered:
+	// OnRefused says how a request is answered when its upstream refused it
+	// and its body could not be sent again (transport.ShouldRetryLater):
 	//
-	//   - "respond" (the default): the transport answers it itself, 429 Too
-	//     Many Requests with Retry-After (transport.Transport.ErrorHandler:
-	//     a Kubernetes Status body for a Kubernetes API path, else a line of
-	//     text), which Caddy forwards as the upstream's response (so
-	//     handle_response sees it; handle_errors does not).
+	//   - "respond" (the default): the transport answers 429 Too Many
+	//     Requests with Retry-After itself, as
+	//     transport.Transport.ErrorHandler does. Caddy forwards it as the
+	//     upstream's response: handle_response sees it, handle_errors does
+	//     not.
 	//   - "error": RoundTrip returns a caddyhttp.HandlerError of status 429,
-	//     which Caddy's handle_errors routes see ({err.status_code} is 429);
-	//     Caddy answers it, without handle_errors, with a bare 429, and the
-	//     Retry-After value in seconds is in the placeholder
-	//     {teebody.retry_after} for a handle_errors route to set.
+	//     which handle_errors routes see ({err.status_code} is 429). Without
+	//     them, Caddy answers a bare 429. The Retry-After value in seconds is
+	//     in the placeholder {teebody.retry_after}, for a handle_errors route.
 	//
 	// Either way it is never a 502, and it is counted in
 	// teebody_error_responses_total{code="429"}.
@@ -147,8 +146,8 @@ func (t *Transport) Stats() transport.Stats { return t.tr.Stats() }
 //
 // Caddy's reverse_proxy hands every attempt of one request (lb_retries) the
 // same body. An attempt after one that has read some of it cannot send it
-// whole, so it is not sent: it fails at once with that attempt's answer (the
-// 429 below, or its error), or with an error when that attempt got a
+// whole, so it is not sent. It fails at once with that attempt's answer
+// (the 429 below, or its error), or with an error when that attempt got a
 // response. Attempts after ones that read nothing (dial errors) send it as
 // the first would.
 //

@@ -26,41 +26,15 @@ const (
 	StatusCodeKey = attribute.Key("http.response.status_code")
 )
 
-// RegisterMetrics creates the instruments of the metrics below on the Meter
-// named ScopeName of mp, and registers a callback that calls stats once per
-// collection. stats is typically a Transport's Stats method value, or a
-// function that sums the Stats of several Transports.
-//
-// The metrics export the fields of transport.Stats with the meanings of the
-// teebody_* metrics of the Prometheus collector
-// (github.com/teebody/teebody/contrib/prometheus), in OpenTelemetry's naming
-// style. Counters are observable counters; the budget's bytes and
-// teebody.adaptive_upstreams are observable up-down counters;
-// teebody.budget.held_peak is an observable gauge.
-//
-//	teebody.requests                 {request}   teebody_requests_total
-//	teebody.buffered_requests        {request}   teebody_buffered_requests_total
-//	teebody.buffered_quiet_requests  {request}   teebody_buffered_quiet_requests_total
-//	teebody.passed_through_requests  {request}   teebody_passed_through_requests_total, by teebody.reason
-//	teebody.replays_served           {replay}    teebody_replays_served_total
-//	teebody.replays_refused          {replay}    teebody_replays_refused_total, by teebody.reason
-//	teebody.over_budget_requests     {request}   teebody_over_budget_requests_total
-//	teebody.yields                   {body}      teebody_yields_total
-//	teebody.error_responses          {response}  teebody_error_responses_total, by http.response.status_code
-//	teebody.budget.held              By          teebody_held_bytes
-//	teebody.budget.held_peak         By          teebody_held_peak_bytes
-//	teebody.budget.limit             By          teebody_budget_bytes
-//	teebody.adaptive_traces          {trace}     teebody_adaptive_traces_total
-//	teebody.adaptive_upstreams       {upstream}  teebody_adaptive_upstreams
+// RegisterMetrics creates the instruments of the package's metrics on the
+// Meter named ScopeName of mp. It registers a callback that calls stats once
+// per collection: a Transport's Stats method value, or a function that sums
+// the Stats of several Transports.
 //
 // Every attribute value is observed, zero or not. Each observation also
-// carries attrs, which tell several Transports apart when each registers its
-// own stats on one MeterProvider. A shared budget's figures include every
-// Transport's bodies, so they must not be summed across such Transports.
-//
-// Alert on the rate of teebody.error_responses with status code 429: each
-// of those answers is a request that its client must send again.
-// Only Transport.ErrorHandler and Transport.Responder count their answers.
+// carries attrs, which tell apart Transports that share a MeterProvider. A
+// shared budget's figures include every Transport's bodies: do not sum them
+// across such Transports.
 //
 // RegisterMetrics returns the callback's registration; its Unregister stops
 // the observations. On error, nothing stays registered.
