@@ -63,7 +63,7 @@ func RegisterMetrics(mp metric.MeterProvider, stats func() transport.Stats, attr
 	m.passed = counter("teebody.passed_through_requests", "{request}",
 		"Requests handed on without a replay buffer, by reason.")
 	m.served = counter("teebody.replays_served", "{replay}",
-		"Retries that got their body again from its replay buffer.")
+		"Bodies handed out again from the replay buffer, for a retry or a resend; one retry may take more than one.")
 	m.refused = counter("teebody.replays_refused", "{replay}",
 		"Retries that found no replay of the body, by reason; a request may count more than once.")
 	m.overBudget = counter("teebody.over_budget_requests", "{request}",

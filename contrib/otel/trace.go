@@ -51,10 +51,7 @@ type Transport struct {
 //
 // Then the client span covers every send of the request, and the Transport
 // records the replays on it. Outside otelhttp's Transport, it would record
-// them on the parent of the client span, if any. An otelhttp Transport
-// inside the transport.Transport (as its inner RoundTripper) starts one span
-// per request too, since the HTTP/2 transport sends a replay within one
-// RoundTrip call; that span does not tell how many times the body was sent.
+// them on the parent of the client span, if any.
 func NewTransport(next http.RoundTripper) *Transport {
 	if next == nil {
 		panic("teebody/contrib/otel: NewTransport with a nil RoundTripper")
@@ -65,8 +62,8 @@ func NewTransport(next http.RoundTripper) *Transport {
 // RoundTrip implements http.RoundTripper. It never modifies req.
 //
 // If the span in req's context is recording, RoundTrip puts a
-// transport.Report of its own in a copy of the request's context, and sets
-// on the span, before it returns:
+// transport.Report of its own in a copy of the request's context. Before it
+// returns, it sets on the span:
 //   - http.request.resend_count: the replays of the body, if any;
 //   - a teebody.replay event per replay, with teebody.attempt;
 //   - a teebody.refused event, with teebody.reason, if a replay was refused;

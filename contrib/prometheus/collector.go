@@ -54,7 +54,7 @@ func NewCollector(stats func() transport.Stats) *Collector {
 		passed: d("passed_through_requests_total",
 			"Requests handed on without a replay buffer, by reason.", "reason"),
 		served: d("replays_served_total",
-			"Retries that got their body again from its replay buffer."),
+			"Bodies handed out again from the replay buffer, for a retry or a resend; one retry may take more than one."),
 		refused: d("replays_refused_total",
 			"Retries that found no replay of the body, by reason; a request may count more than once.", "reason"),
 		overBudget: d("over_budget_requests_total",

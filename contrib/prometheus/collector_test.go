@@ -85,7 +85,7 @@ teebody_replays_refused_total{reason="no_budget"} 10
 teebody_replays_refused_total{reason="streamed_past"} 11
 teebody_replays_refused_total{reason="too_large"} 9
 teebody_replays_refused_total{reason="yielded"} 13
-# HELP teebody_replays_served_total Retries that got their body again from its replay buffer.
+# HELP teebody_replays_served_total Bodies handed out again from the replay buffer, for a retry or a resend; one retry may take more than one.
 # TYPE teebody_replays_served_total counter
 teebody_replays_served_total 8
 # HELP teebody_requests_total Requests given to the transport.

@@ -72,6 +72,9 @@ func TestRollingRestartsLoad(t *testing.T) {
 				t.Errorf("teebody: %d of %d requests failed (%d with 429, %d with 502, %d other)",
 					ours.lost(), ours.sent, ours.tooMany, ours.badGateway, ours.other)
 			}
+			if ours.restarts < 2 || ours.replays == 0 {
+				t.Errorf("teebody: %d restarts and %d replays served: the run did not meet a GOAWAY", ours.restarts, ours.replays)
+			}
 			if ours.processed != ours.sent {
 				t.Errorf("teebody: the upstreams processed %d of %d requests", ours.processed, ours.sent)
 			}

@@ -9,7 +9,7 @@ type follower struct {
 	t      *Tee
 	off    int64 // next offset to read; guarded by t.mu
 	closed bool  // Close was called; guarded by t.mu
-	read   bool  // Read was called; guarded by t.mu
+	read   bool  // a Read returned bytes or the body's end; guarded by t.mu
 	done   bool  // a Read returned an error, or Close was called; guarded by t.mu
 }
 
@@ -26,11 +26,13 @@ var _ io.ReadCloser = (*follower)(nil)
 func (f *follower) Read(p []byte) (int, error) {
 	t := f.t
 	t.mu.Lock()
-	if !f.read {
+	n, err := f.readLocked(p)
+	if !f.read && (n > 0 || err != nil && err != ErrClosed && err != t.replayErr) {
+		// It got bytes, or the source's end: a Read that fails at once on a
+		// closed or refused follower sends nothing.
 		f.read = true
 		t.readFrom++
 	}
-	n, err := f.readLocked(p)
 	var after func() // Tee.AfterStreamed's function, run without the lock
 	if err != nil {
 		after = f.doneLocked()

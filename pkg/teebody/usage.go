@@ -4,14 +4,18 @@ package teebody
 type Usage struct {
 	// Readers is how many followers NewReader has handed out.
 	Readers int
-	// ReadFrom is how many of them have been read from.
+	// ReadFrom is how many of them a Read has returned bytes from, or the
+	// source's end (io.EOF or its error).
 	ReadFrom int
+	// NewestRead reports whether the follower handed out last is one of
+	// those.
+	NewestRead bool
 	// Refused is why NewReader first refused a follower, or 0 if it has
 	// refused none. The refusal of a first follower, on a closed Tee, counts
 	// too.
 	Refused Reason
-	// PeakBytes is the most memory the Tee has held for replays at once, in
-	// bytes of chunk capacity.
+	// PeakBytes is the most memory the Tee has held at once, in bytes of
+	// chunk capacity.
 	PeakBytes int64
 }
 
@@ -20,7 +24,13 @@ type Usage struct {
 func (t *Tee) Usage() Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return Usage{Readers: t.handedOut, ReadFrom: t.readFrom, Refused: t.refused, PeakBytes: t.peak}
+	return Usage{
+		Readers:    t.handedOut,
+		ReadFrom:   t.readFrom,
+		NewestRead: t.newest != nil && t.newest.read,
+		Refused:    t.refused,
+		PeakBytes:  t.peak,
+	}
 }
 
 // chargeLocked adds n bytes of chunk capacity to what t holds for replays.

@@ -88,3 +88,32 @@ func TestUsageClosedFirst(t *testing.T) {
 		t.Fatalf("Usage = %+v, want Readers 0, Refused %v", u, ReasonClosed)
 	}
 }
+
+// TestUsageReadFromCountsSends checks what counts as a follower read from: a
+// Read that returned bytes or the source's end, not one that failed at once
+// on a closed follower. NewestRead follows the newest follower.
+func TestUsageReadFromCountsSends(t *testing.T) {
+	tee := New(io.NopCloser(bytes.NewReader([]byte("body"))))
+	defer tee.Close()
+	closed, _ := tee.NewReader()
+	closed.Close()
+	if _, err := closed.Read(make([]byte, 8)); err != ErrClosed {
+		t.Fatalf("Read on a closed follower: %v, want ErrClosed", err)
+	}
+	if u := tee.Usage(); u.ReadFrom != 0 || u.NewestRead {
+		t.Fatalf("after a Read that failed at once: %+v; want ReadFrom 0, NewestRead false", u)
+	}
+	newest, _ := tee.NewReader()
+	if _, err := io.ReadAll(newest); err != nil {
+		t.Fatal(err)
+	}
+	if u := tee.Usage(); u.ReadFrom != 1 || !u.NewestRead {
+		t.Fatalf("after the newest follower's read: %+v; want ReadFrom 1, NewestRead true", u)
+	}
+	if _, err := tee.NewReader(); err != nil {
+		t.Fatal(err)
+	}
+	if u := tee.Usage(); u.NewestRead {
+		t.Fatalf("with a newer follower, not read: %+v; want NewestRead false", u)
+	}
+}

@@ -8,7 +8,8 @@ import (
 
 // A Report tells what RoundTrip did with one request's body. To get one,
 // make the request with a context from WithReport. RoundTrip fills the
-// Report in before it returns.
+// Report in before it returns, with what happened until then. Read it only
+// after RoundTrip has returned.
 type Report struct {
 	// Buffered reports whether the body was kept for replays.
 	Buffered bool
@@ -16,8 +17,9 @@ type Report struct {
 	// buffered.
 	PassThrough PassThroughReason
 	// Attempts is how many times the body was sent: 1, plus 1 per replay.
-	// It is 0 if the body passed through, or if the inner RoundTripper
-	// failed before it read the body.
+	// A send counts once the inner RoundTripper reads the body, or gets a
+	// response. Attempts is 0 if the body passed through, or if the inner
+	// RoundTripper failed before it read the body.
 	Attempts int
 	// Refused is why a replay was refused, or 0 if none was.
 	Refused teebody.Reason
@@ -58,10 +60,18 @@ func reportPassThrough(ctx context.Context, reason PassThroughReason) {
 }
 
 // reportBuffered records in the Reports of ctx, if any, what tee did.
-func reportBuffered(ctx context.Context, tee *teebody.Tee) {
+// answered says that a response came: the newest follower's attempt got it,
+// so it was sent, though the inner RoundTripper may not have read the body
+// yet (HTTP/2 writes it in a goroutine of its own, and an upstream may
+// answer first).
+func reportBuffered(ctx context.Context, tee *teebody.Tee, answered bool) {
 	if ctx.Value(reportKey{}) == nil {
 		return // Tee.Usage takes its lock: not for nothing
 	}
 	u := tee.Usage()
-	fill(ctx, Report{Buffered: true, Attempts: u.ReadFrom, Refused: u.Refused, PeakBytes: u.PeakBytes})
+	attempts := u.ReadFrom
+	if answered && !u.NewestRead {
+		attempts++
+	}
+	fill(ctx, Report{Buffered: true, Attempts: attempts, Refused: u.Refused, PeakBytes: u.PeakBytes})
 }

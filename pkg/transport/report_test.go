@@ -118,3 +118,32 @@ func TestReportNested(t *testing.T) {
 		t.Fatalf("outer Report %+v, inner %+v; want both filled in, with 2 attempts", outer, inner)
 	}
 }
+
+// TestReportAnsweredBeforeRead checks that a send counts when a response
+// comes before the inner RoundTripper has read the body, as when an HTTP/2
+// upstream answers first.
+func TestReportAnsweredBeforeRead(t *testing.T) {
+	start, read := make(chan struct{}), make(chan struct{})
+	inner := roundTripFunc(func(out *http.Request) (*http.Response, error) {
+		go func() { // the body goes out after the response, as HTTP/2 may send it
+			defer close(read)
+			<-start
+			io.Copy(io.Discard, out.Body)
+			out.Body.Close()
+		}()
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: out}, nil
+	})
+	tr := transport.New(inner, transport.DefaultConfig())
+
+	var r transport.Report
+	resp, err := tr.RoundTrip(postReporting(t, "http://127.0.0.1/", []byte("early"), &r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(start)
+	resp.Body.Close()
+	<-read
+	if !r.Buffered || r.Attempts != 1 {
+		t.Fatalf("Report = %+v; want Buffered and 1 attempt", r)
+	}
+}

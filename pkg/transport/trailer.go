@@ -16,15 +16,22 @@ import (
 // Read runs in the goroutine that sends the body, so the two never meet.
 // With one, the filler reads the source in a goroutine of its own, while a
 // replay's headers may be going out: the map the source updates cannot be
-// the one the transport reads. So each follower copies the caller's map
-// into the transport's in its Read that returns io.EOF, where the source's
-// own Read would have updated it, and the transport reads the final values
-// after that Read, as it would without a Tee. It relies on the inner
-// RoundTripper sending one attempt at a time, as Go's transports do.
+// the one the transport reads. So a follower copies the caller's map into
+// the transport's in its Read that returns io.EOF, where the source's own
+// Read would have updated it. The transport reads the final values after
+// that Read, as it would without a Tee.
+//
+// Only the newest follower copies. An attempt's headers go out after
+// GetBody has returned its follower, and a follower it replaced may still
+// be read by a write that outlived its attempt (quic-go's does), so a copy
+// by an older follower could meet a newer attempt's headers. mu orders each
+// copy before or after the hand-over of a newer follower.
 type trailer struct {
-	src  http.Header // the caller's map, which the source updates in the filler
-	out  http.Header // the inner RoundTripper's map
-	once sync.Once   // the copy at the first follower's io.EOF
+	src http.Header // the caller's map, which the source updates in the filler
+	out http.Header // the inner RoundTripper's map
+
+	mu     sync.Mutex
+	newest *trailerBody // the follower handed out last; guarded by mu
 }
 
 // withTrailer makes out, a buffered request, carry t: its Trailer, and
@@ -47,15 +54,25 @@ func newTrailer(src http.Header) *trailer {
 	return &trailer{src: src, out: src.Clone()}
 }
 
-// body returns follower, which publishes the trailer at its io.EOF.
+// body returns follower, as the newest, which publishes the trailer at its
+// io.EOF.
 func (t *trailer) body(follower io.ReadCloser) io.ReadCloser {
-	return &trailerBody{ReadCloser: follower, trailer: t}
+	b := &trailerBody{ReadCloser: follower, trailer: t}
+	t.mu.Lock()
+	t.newest = b
+	t.mu.Unlock()
+	return b
 }
 
 // publish makes the inner RoundTripper's map what the source left in the
-// caller's. The follower's io.EOF comes after the filler's, so the source
-// is done with src.
-func (t *trailer) publish() {
+// caller's, if b is the newest follower. A follower's io.EOF comes after
+// the filler's, so the source is done with src.
+func (t *trailer) publish(b *trailerBody) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b != t.newest {
+		return
+	}
 	clear(t.out)
 	for k, vv := range t.src {
 		t.out[k] = append([]string(nil), vv...)
@@ -71,7 +88,7 @@ type trailerBody struct {
 func (b *trailerBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF {
-		b.trailer.once.Do(b.trailer.publish)
+		b.trailer.publish(b)
 	}
 	return n, err
 }

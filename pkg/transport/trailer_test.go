@@ -133,3 +133,63 @@ func TestTrailerNotSharedWithFiller(t *testing.T) {
 		t.Fatalf("after the body's end the inner RoundTripper saw the trailer %q; want %q", got, "final")
 	}
 }
+
+// TestTrailerStaleFollower has an inner RoundTripper replace its body with a
+// newer one from GetBody, and go on reading the older one to its end in a
+// goroutine that outlived its attempt (as quic-go's body writer does) while
+// the newer attempt's headers read the Trailer map. Only the newest
+// follower may publish the trailer: the race detector fails this test if
+// the older one writes the map, and so does the check that the map still
+// holds no value once the older one has ended.
+func TestTrailerStaleFollower(t *testing.T) {
+	release := make(chan struct{})
+	inner := roundTripFunc(func(out *http.Request) (*http.Response, error) {
+		if _, err := io.ReadFull(out.Body, make([]byte, 1)); err != nil { // the filler is running
+			return nil, err
+		}
+		stale := out.Body
+		next, err := out.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		close(release) // the source may end now, in the filler
+		staleDone := make(chan error)
+		go func() {
+			_, err := io.Copy(io.Discard, stale)
+			staleDone <- err
+		}()
+		for k, vs := range out.Trailer { // the newer attempt's headers
+			_, _ = k, len(vs)
+		}
+		if err := <-staleDone; err != nil {
+			return nil, err
+		}
+		if vs := out.Trailer["X-Body-Sha256"]; len(vs) != 0 {
+			t.Errorf("the follower that GetBody replaced published the trailer %q", vs)
+		}
+		if _, err := io.Copy(io.Discard, next); err != nil {
+			return nil, err
+		}
+		got := out.Trailer.Get("X-Body-Sha256")
+		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(got)), Request: out}, nil
+	})
+	tr := transport.New(inner, transport.DefaultConfig())
+
+	body := &trailingBody{r: bytes.NewReader(bytes.Repeat([]byte("s"), 4<<10)), value: "final", release: release}
+	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = -1
+	req.Trailer = http.Header{"X-Body-Sha256": nil}
+	body.trailer = req.Trailer
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != "final" {
+		t.Fatalf("after the newest body's end the inner RoundTripper saw the trailer %q; want %q", got, "final")
+	}
+}

@@ -134,7 +134,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
 		}
-		reportBuffered(req.Context(), tee)
+		reportBuffered(req.Context(), tee, false)
 		t.end(tee)
 		t.noteFailure(up, err)
 		return nil, err
@@ -142,7 +142,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// No retry can happen any more: no new followers, and what the newest
 	// one has read can go (docs/design.md, life cycle: Sealed).
 	tee.Seal()
-	reportBuffered(req.Context(), tee)
+	reportBuffered(req.Context(), tee, true)
 	resp.Request = req
 	if isEmpty(req, resp) {
 		// Callers often never close an empty response, and closing it
