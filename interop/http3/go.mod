@@ -6,7 +6,7 @@ replace github.com/teebody/teebody => ../..
 
 require (
 	github.com/quic-go/quic-go v0.65.0
-	github.com/teebody/teebody v0.0.0-20261202112443-171a15a8fcdf
+	github.com/teebody/teebody v0.0.0-20261202120426-de411952eab6
 	go.uber.org/goleak v1.3.0
 )
 
