@@ -58,6 +58,11 @@ type factRig struct {
 	d      *dialer
 	client *http3.Transport
 
+	// releaseAfter, if > 0, lets a held GOAWAY in only when the request's
+	// body is read again after it has given releaseAfter bytes, not once its
+	// headers are out.
+	releaseAfter int64
+
 	mu     sync.Mutex
 	bodies [][]byte
 }
@@ -88,16 +93,28 @@ func (r *factRig) received() [][]byte {
 	return append([][]byte(nil), r.bodies...)
 }
 
-// factBody is a request body that counts its Reads and Closes.
+// factBody is a request body that counts its Reads and Closes. If release
+// is set, a Read calls it once, before it reads, when the body has given
+// releaseAfter bytes: the reader has handled them by then.
 type factBody struct {
 	r      io.Reader
 	reads  atomic.Int64
 	closed atomic.Bool
+
+	release      func()
+	releaseAfter int64
+	given        int64 // bytes returned so far; only the reader touches it
+	releaseOnce  sync.Once
 }
 
 func (b *factBody) Read(p []byte) (int, error) {
 	b.reads.Add(1)
-	return b.r.Read(p)
+	if b.release != nil && b.given >= b.releaseAfter {
+		b.releaseOnce.Do(b.release)
+	}
+	n, err := b.r.Read(p)
+	b.given += int64(n)
+	return n, err
 }
 
 func (b *factBody) Close() error {
@@ -143,7 +160,14 @@ func (r *factRig) post(payload []byte, withGetBody bool, plan ...int) *factReque
 				<-r.up.restart()
 			}
 		},
-		WroteHeaders: r.d.releaseAll,
+		WroteHeaders: func() {
+			if r.releaseAfter == 0 {
+				r.d.releaseAll()
+			}
+		},
+	}
+	if r.releaseAfter > 0 {
+		fr.body.release, fr.body.releaseAfter = r.d.releaseAll, r.releaseAfter
 	}
 	ctx := httptrace.WithClientTrace(r.t.Context(), trace)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+r.up.addr+"/", fr.body)

@@ -59,11 +59,15 @@ func TestTransportResendsWhatQuicGoGaveUp(t *testing.T) {
 
 // TestTransportNotReplayable429: a refused body that teebody could not
 // keep fails with an error matching teebody.ErrNotReplayable, which
-// ErrorHandler answers with 429, never 502.
+// ErrorHandler answers with 429, never 502. The refusal reaches the client
+// only once the Tee has read past its limit and handled those bytes: before
+// that, a replay would still be possible, and right.
 func TestTransportNotReplayable429(t *testing.T) {
+	const limit = 4 << 10
 	r := newFactRig(t)
+	r.releaseAfter = 2 * limit
 	cfg := transport.DefaultConfig()
-	cfg.PerRequestBytes = 4 << 10
+	cfg.PerRequestBytes = limit
 	tr := transport.New(r.client, cfg)
 	fr := r.post(randomPayload(t, 64<<10), false, stepReject, stepPass)
 	_, err := tr.RoundTrip(fr.req)
