@@ -37,7 +37,7 @@ const rollingRunTimeout = 5 * time.Minute
 // rollingArm is one Go proxy put in front of the upstreams.
 type rollingArm struct {
 	name string
-	mode string // e2elb -mode
+	mode string // e2eproxy -mode
 	how  string // for the table
 }
 
@@ -68,7 +68,7 @@ func TestRollingRestart(t *testing.T) {
 		t.Skipf("the end-to-end suite runs real servers: run `make e2e` (or %s=1 go test -run TestRollingRestart -v .) to run it", envRun)
 	}
 	dir := outDir(t, "rolling")
-	proxyBin, err := goBuild(t.Context(), "..", "./internal/cmd/e2elb", filepath.Join(dir, "e2elb"))
+	proxyBin, err := goBuild(t.Context(), "..", "./internal/cmd/e2eproxy", filepath.Join(dir, "e2eproxy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +154,11 @@ func TestRollingRestart(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "table.md"), []byte(table))
 }
 
-// runRollingArm starts e2elb in the arm's mode in front of ups, runs the load through it while the upstreams restart
+// runRollingArm starts e2eproxy in the arm's mode in front of ups, runs the load through it while the upstreams restart
 // in turn, reads its Stats, stops it and reads its log.
 func runRollingArm(t *testing.T, proxyBin, dir, caFile string, ups []*rollingUpstream, backend *checkingBackend, arm rollingArm) rollingRow {
 	t.Helper()
-	addrFile := filepath.Join(dir, "e2elb-"+arm.name+".addr")
+	addrFile := filepath.Join(dir, "e2eproxy-"+arm.name+".addr")
 	if err := os.Remove(addrFile); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func runRollingArm(t *testing.T, proxyBin, dir, caFile string, ups []*rollingUps
 	for _, u := range ups {
 		args = append(args, "-upstream", u.url)
 	}
-	p := startProc(t, dir, "e2elb-"+arm.name, proxyBin, args...)
+	p := startProc(t, dir, "e2eproxy-"+arm.name, proxyBin, args...)
 	ctx, cancel := context.WithTimeout(t.Context(), rollingRunTimeout)
 	defer cancel()
 	addr, err := p.waitForFile(ctx, addrFile, ":")

@@ -1,11 +1,12 @@
-// Command e2eproxy is the Go reverse proxy that the end-to-end suite (e2e,
-// TestNginx) puts in front of a real nginx: an httputil.ReverseProxy on
-// loopback to one HTTPS upstream, over a plain *http.Transport (HTTP/2,
-// trusting only the given CA) or over teebody's transport. The suite's
-// module cannot import this repository's library (it would move the
+// Command e2eproxy is the Go reverse proxy that the end-to-end suite (e2e)
+// puts in front of a real nginx (TestNginx) and of Go upstreams that restart
+// in turn (TestRollingRestart): an httputil.ReverseProxy on loopback to one
+// or more HTTPS upstreams, taken in turn, over a plain *http.Transport
+// (HTTP/2, trusting only the given CA) or over teebody's transport. The
+// suite's module cannot import this repository's library (it would move the
 // versions kube-apiserver is built with), so it runs this as a process.
 //
-//	e2eproxy -upstream https://127.0.0.1:8443 -ca cert.pem -mode plain|teebody|adaptive -addr-file addr
+//	e2eproxy -upstream https://127.0.0.1:8443 [-upstream ...] -ca cert.pem -mode plain|teebody|adaptive -addr-file addr
 //
 // It listens on -listen (127.0.0.1:0 by default, plain HTTP/1.1), writes
 // its address to -addr-file once it accepts connections, forwards every
@@ -31,6 +32,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,35 +56,40 @@ func main() {
 
 // options are the command line's.
 type options struct {
-	upstream *url.URL
-	caFile   string
-	mode     string
-	listen   string
-	addrFile string
+	upstreams []*url.URL
+	caFile    string
+	mode      string
+	listen    string
+	addrFile  string
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("e2eproxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	upstream := fs.String("upstream", "", "the upstream's https URL (required)")
-	fs.StringVar(&o.caFile, "ca", "", "PEM file of the certificates the upstream's must chain to (required)")
+	fs.Func("upstream", "an upstream's https URL (one or more, taken in turn)", func(s string) error {
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("%q: want an https URL", s)
+		}
+		o.upstreams = append(o.upstreams, u)
+		return nil
+	})
+	fs.StringVar(&o.caFile, "ca", "", "PEM file of the certificates the upstreams' must chain to (required)")
 	fs.StringVar(&o.mode, "mode", "plain", "plain (net/http's transport), teebody (transport.New with DefaultConfig) or adaptive (the same with Adaptive)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address to listen on")
 	fs.StringVar(&o.addrFile, "addr-file", "", "file to write the listening address to (required)")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	u, err := url.Parse(*upstream)
 	switch {
-	case err != nil || u.Scheme != "https" || u.Host == "":
-		return o, fmt.Errorf("%w: -upstream %q: want an https URL", ErrUsage, *upstream)
+	case len(o.upstreams) == 0:
+		return o, fmt.Errorf("%w: -upstream is required", ErrUsage)
 	case o.caFile == "" || o.addrFile == "":
 		return o, fmt.Errorf("%w: -ca and -addr-file are required", ErrUsage)
 	case o.mode != "plain" && o.mode != "teebody" && o.mode != "adaptive":
 		return o, fmt.Errorf("%w: -mode %q: want plain, teebody or adaptive", ErrUsage, o.mode)
 	}
-	o.upstream = u
 	return o, nil
 }
 
@@ -115,8 +122,11 @@ func serve(ctx context.Context, o options, errorLog *log.Logger, ready func(net.
 		MaxIdleConnsPerHost: 64,
 	}
 	defer inner.CloseIdleConnections()
+	var next atomic.Uint64 // the upstream of the next request, modulo their number
 	rp := &httputil.ReverseProxy{
-		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(o.upstream) },
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(o.upstreams[(next.Add(1)-1)%uint64(len(o.upstreams))])
+		},
 		Transport: inner,
 		ErrorLog:  errorLog, // ReverseProxy's own 502 logs its "http: proxy error: ..." here
 	}
@@ -152,7 +162,7 @@ func serve(ctx context.Context, o options, errorLog *log.Logger, ready func(net.
 		<-served
 		return err
 	}
-	errorLog.Printf("e2eproxy: %s mode, listening on %s, forwarding to %s", o.mode, l.Addr(), o.upstream)
+	errorLog.Printf("e2eproxy: %s mode, listening on %s, forwarding to %v in turn", o.mode, l.Addr(), o.upstreams)
 
 	select {
 	case err := <-served:

@@ -30,10 +30,16 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestParseOptions(t *testing.T) {
 	ok := []string{"-upstream", "https://127.0.0.1:1", "-ca", "ca.pem", "-addr-file", "addr"}
-	if o, err := parseOptions(append(ok, "-mode", "adaptive"), io.Discard); err != nil || o.mode != "adaptive" || o.upstream.Host != "127.0.0.1:1" {
+	if o, err := parseOptions(append(ok, "-mode", "adaptive"), io.Discard); err != nil || o.mode != "adaptive" ||
+		len(o.upstreams) != 1 || o.upstreams[0].Host != "127.0.0.1:1" {
 		t.Errorf("parseOptions = %+v, %v", o, err)
 	}
+	two := append([]string{"-upstream", "https://127.0.0.1:2"}, ok...)
+	if o, err := parseOptions(two, io.Discard); err != nil || len(o.upstreams) != 2 || o.upstreams[1].Host != "127.0.0.1:1" {
+		t.Errorf("parseOptions(%q) = %+v, %v", two, o, err)
+	}
 	for _, args := range [][]string{
+		{"-ca", "ca.pem", "-addr-file", "addr"},
 		{"-upstream", "http://127.0.0.1:1", "-ca", "ca.pem", "-addr-file", "addr"},
 		{"-upstream", "https://127.0.0.1:1", "-addr-file", "addr"},
 		{"-upstream", "https://127.0.0.1:1", "-ca", "ca.pem"},
@@ -46,23 +52,26 @@ func TestParseOptions(t *testing.T) {
 	}
 }
 
-// start runs serve in mode in front of up until the test ends, and returns
-// its base URL.
-func start(t *testing.T, up *proxytest.Server, mode string) string {
+// start runs serve in mode in front of ups until the test ends, and returns
+// its base URL. The upstreams share one certificate (proxytest's).
+func start(t *testing.T, mode string, ups ...*proxytest.Server) string {
 	t.Helper()
 	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw}), 0o600); err != nil {
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ups[0].Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(up.URL)
-	if err != nil {
-		t.Fatal(err)
+	o := options{caFile: ca, mode: mode, listen: "127.0.0.1:0"}
+	for _, up := range ups {
+		u, err := url.Parse(up.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.upstreams = append(o.upstreams, u)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	addrs, done := make(chan net.Addr, 1), make(chan error, 1)
 	go func() {
-		done <- serve(ctx, options{upstream: u, caFile: ca, mode: mode, listen: "127.0.0.1:0"}, log.New(io.Discard, "", 0),
-			func(a net.Addr) error { addrs <- a; return nil })
+		done <- serve(ctx, o, log.New(io.Discard, "", 0), func(a net.Addr) error { addrs <- a; return nil })
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -92,7 +101,7 @@ func TestTeebodyModeSurvivesGOAWAY(t *testing.T) {
 		w.WriteHeader(http.StatusOK) // a response proxytest counts, and ends the connection after every third
 	}), proxytest.Options{Every: 3})
 	defer up.Close()
-	base := start(t, up, "teebody")
+	base := start(t, "teebody", up)
 	client := &http.Transport{}
 	defer client.CloseIdleConnections()
 
@@ -138,7 +147,7 @@ func TestPlainModeForwards(t *testing.T) {
 		io.WriteString(w, r.Proto)
 	}), proxytest.Options{})
 	defer up.Close()
-	base := start(t, up, "plain")
+	base := start(t, "plain", up)
 	defer http.DefaultClient.CloseIdleConnections()
 	for path, want := range map[string]string{"/x": "HTTP/2.0", "/_e2e/stats": "{}\n"} {
 		resp, err := http.Get(base + path)
@@ -150,5 +159,36 @@ func TestPlainModeForwards(t *testing.T) {
 		if err != nil || string(b) != want {
 			t.Errorf("GET %s = %q, %v; want %q", path, b, err, want)
 		}
+	}
+}
+
+// TestPlainModeTakesUpstreamsInTurn: given several upstreams, e2eproxy
+// sends each request to the next one, over HTTP/2.
+func TestPlainModeTakesUpstreamsInTurn(t *testing.T) {
+	var ups []*proxytest.Server
+	for i := range 3 {
+		up := proxytest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, strconv.Itoa(i)+" "+r.Proto)
+		}), proxytest.Options{})
+		defer up.Close()
+		ups = append(ups, up)
+	}
+	base := start(t, "plain", ups...)
+	defer http.DefaultClient.CloseIdleConnections()
+	var got []string
+	for range 6 {
+		resp, err := http.Get(base + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(b))
+	}
+	if want := "0 HTTP/2.0,1 HTTP/2.0,2 HTTP/2.0,0 HTTP/2.0,1 HTTP/2.0,2 HTTP/2.0"; strings.Join(got, ",") != want {
+		t.Errorf("answers %q, want %q", got, want)
 	}
 }
