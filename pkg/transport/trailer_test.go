@@ -113,23 +113,7 @@ func TestTrailerNotSharedWithFiller(t *testing.T) {
 		got := out.Trailer.Get("X-Body-Sha256")
 		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(got)), Request: out}, nil
 	})
-	tr := transport.New(inner, transport.DefaultConfig())
-
-	body := &trailingBody{r: bytes.NewReader(data), value: "final", release: release}
-	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.ContentLength = -1
-	req.Trailer = http.Header{"X-Body-Sha256": nil}
-	body.trailer = req.Trailer
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(got) != "final" {
+	if got := sendTrailing(t, inner, data, release); got != "final" {
 		t.Fatalf("after the body's end the inner RoundTripper saw the trailer %q; want %q", got, "final")
 	}
 }
@@ -173,9 +157,18 @@ func TestTrailerStaleFollower(t *testing.T) {
 		got := out.Trailer.Get("X-Body-Sha256")
 		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(got)), Request: out}, nil
 	})
-	tr := transport.New(inner, transport.DefaultConfig())
+	if got := sendTrailing(t, inner, bytes.Repeat([]byte("s"), 4<<10), release); got != "final" {
+		t.Fatalf("after the newest body's end the inner RoundTripper saw the trailer %q; want %q", got, "final")
+	}
+}
 
-	body := &trailingBody{r: bytes.NewReader(bytes.Repeat([]byte("s"), 4<<10)), value: "final", release: release}
+// sendTrailing sends data through a Transport over inner, as the body of a
+// POST whose trailer X-Body-Sha256 the body sets to "final" at its end,
+// once release is closed. It returns the response's body: what inner
+// answers.
+func sendTrailing(t *testing.T, inner http.RoundTripper, data []byte, release <-chan struct{}) string {
+	t.Helper()
+	body := &trailingBody{r: bytes.NewReader(data), value: "final", release: release}
 	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", body)
 	if err != nil {
 		t.Fatal(err)
@@ -183,13 +176,14 @@ func TestTrailerStaleFollower(t *testing.T) {
 	req.ContentLength = -1
 	req.Trailer = http.Header{"X-Body-Sha256": nil}
 	body.trailer = req.Trailer
-	resp, err := tr.RoundTrip(req)
+	resp, err := transport.New(inner, transport.DefaultConfig()).RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := io.ReadAll(resp.Body)
+	got, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if string(got) != "final" {
-		t.Fatalf("after the newest body's end the inner RoundTripper saw the trailer %q; want %q", got, "final")
+	if err != nil {
+		t.Fatal(err)
 	}
+	return string(got)
 }
