@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -24,7 +23,7 @@ const (
 
 // send hands out, the copy of a buffered request, to the inner
 // RoundTripper. While the inner RoundTripper fails it with an error that
-// certainly means the upstream did not process it (notProcessed), send
+// proves the upstream did not process it (resendable), send
 // sends it again, up to resendAttempts in all, after a pause (resendPause)
 // that the request's context cuts short. Each resend reads the body that
 // out.GetBody gives, a new follower. When the Tee cannot give one, send
@@ -41,7 +40,7 @@ const (
 func (t *Transport) send(out *http.Request) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		resp, err := t.inner.RoundTrip(out)
-		if err == nil || attempt == resendAttempts || !notProcessed(err) {
+		if err == nil || attempt == resendAttempts || !resendable(err) {
 			return resp, err
 		}
 		if resp != nil && resp.Body != nil {
@@ -78,15 +77,4 @@ func resendPause(out *http.Request, n int) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// notProcessed reports whether err certainly means that the upstream did
-// not process the request, and that the inner transport gave up sending it
-// again: quic-go's HTTP/3 texts (errTextH3RequestRejected,
-// errTextH3GoAway). HTTP/2's are not resent here: Go's HTTP/2 transport
-// resends a refused request itself, and says it cannot only when GetBody
-// failed or was not set.
-func notProcessed(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, errTextH3RequestRejected) || strings.Contains(msg, errTextH3GoAway)
 }

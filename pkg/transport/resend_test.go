@@ -18,14 +18,13 @@ import (
 )
 
 // The errors quic-go's HTTP/3 transport returns when the upstream did not
-// process a request and it gave up sending it again (interop/http3 pins them
-// against quic-go itself).
+// process a request and it gave up sending it again (quicshape_test.go;
+// interop/http3 pins them against quic-go itself).
 var (
-	errH3Rejected = errors.New("http3: parsing frame failed: H3_REQUEST_REJECTED")
-	errH3GoAway   = errors.New("http3: conn unusable: connection in graceful shutdown")
+	errH3Rejected = h3StreamReset(h3RequestRejected)
+	errH3GoAway   = error(h3GoAway)
 	// Without GetBody, which an inner RoundTripper of the caller's may drop.
-	errH3CannotRetry = errors.New("http3: Transport: cannot retry err [http3: parsing frame failed: H3_REQUEST_REJECTED] " +
-		"after Request.Body was written; define Request.GetBody to avoid this error")
+	errH3CannotRetry = h3CannotRetry(h3StreamReset(h3RequestRejected))
 )
 
 // attempts is a fake inner RoundTripper: attempt i (from 0) fails with

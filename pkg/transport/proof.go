@@ -1,0 +1,259 @@
+package transport
+
+import (
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/teebody/teebody/pkg/teebody"
+)
+
+// Proof that the upstream did not process a request.
+//
+// A resend, or a 429 that invites the client to send again, is safe only if
+// the upstream did not process the request. Part of an error's text is the
+// peer's: Go's HTTP/2 error for a stream the upstream may have processed
+// quotes the GOAWAY's debug data, quic-go's errors quote the peer's reason
+// phrase, and a wrapping RoundTripper may quote the upstream's message. So
+// no text is searched for a substring. An error proves that the request was
+// not processed only by its structure:
+//   - the type and code of an error value (quic-go's, known by their shape,
+//     since the library does not import quic-go);
+//   - or the whole text of an error that Go builds from constants alone,
+//     compared exactly, for the errors that Go's transports return as plain
+//     strings.
+//
+// Each node of the error's tree (errors.Unwrap, both forms) is tested on
+// its own, so wrappers such as *url.Error do not hide a proof.
+
+// The texts of errors that Go's transports build from constants. Each is
+// returned only for a request that the transport judged safe to send again
+// but could not, because its body could not be rewound (docs/design.md,
+// facts 1, 5 and 6).
+const (
+	// net/http's errCannotRewind. net/http rewinds a body only to resend a
+	// request it judged safe to resend: nothing of it was written, its
+	// HTTP/2 connection was refused before it was sent, or it is idempotent.
+	errTextCannotRewind = "net/http: cannot rewind body after connection loss"
+	// httputil.ReverseProxy's guard on its inbound body. Without GetBody,
+	// the HTTP/2 transport resends the same body when its stream was never
+	// opened (errClientConnUnusable); the first attempt had closed it.
+	errTextClosedProxyBody = "ReverseProxy does an invalid Read on closed Body"
+	// The same resend where the inbound body is an HTTP/2 server's
+	// (net/http's errClosedBody, unexported): Go 1.27's ReverseProxy and
+	// hand-written proxies hand their transport that body itself.
+	errTextClosedH2ServerBody = "body closed by handler"
+)
+
+// Go's HTTP/2 error when a refused request cannot be sent again (net/http's
+// bundle, net/http/internal/http2 in Go 1.27, golang.org/x/net/http2):
+//
+//	http2: Transport: cannot retry err [CAUSE] after Request.Body was
+//	written; define Request.GetBody to avoid this error
+//
+// CAUSE is formatted with %v, so only the text is left of it. Go builds it
+// for any error its canRetryError accepts. Only some of those are proof.
+const (
+	errTextCannotRetryPrefix = "http2: Transport: cannot retry err ["
+	errTextCannotRetrySuffix = "] after Request.Body was written; define Request.GetBody to avoid this error"
+
+	// A stream above a graceful GOAWAY's LastStreamID, which the server
+	// did not process (RFC 9113, section 6.8).
+	errTextH2GoAway = "http2: Transport received Server's graceful shutdown GOAWAY"
+	// A stream that was never opened.
+	errTextH2ConnUnusable = "http2: client conn not usable"
+	// A stream the peer reset with REFUSED_STREAM, which means it did not
+	// process the request (RFC 9113, section 8.7):
+	// "stream error: stream ID N; REFUSED_STREAM; received from peer".
+	// Go 1.26 also retries a peer's PROTOCOL_ERROR (golang.org/issue/47635),
+	// which a server may send after processing the request: it is no proof.
+	errTextStreamErrorPrefix = "stream error: stream ID "
+	errTextRefusedByPeer     = "; REFUSED_STREAM; received from peer"
+)
+
+// apimachinery's proxy transport (UpgradeAwareHandler with wrapTransport
+// true, as the kube-aggregator wires it) answers a transport's error with
+// a Status error of its own text, "error trying to reach service: " and
+// the error's text. errors.Is no longer works on it. Such a text is proof
+// only if it begins with the prefix and teebody.ErrNotReplayable's text,
+// which no error of an upstream begins with.
+const errTextReachService = "error trying to reach service: "
+
+// The packages of quic-go's error types, known by their shape
+// (github.com/quic-go/quic-go, read in v0.65.0; interop/http3 tests them on
+// quic-go itself). Variables, so that this package's tests can give them
+// fakes of the same shape.
+var (
+	quicPackage  = "github.com/quic-go/quic-go"
+	http3Package = "github.com/quic-go/quic-go/http3"
+)
+
+const (
+	// H3_REQUEST_REJECTED: a stream reset with it means that the request
+	// was not processed (RFC 9114, section 4.1.1).
+	h3RequestRejected = 0x10b
+	// errGoAway's text, the cause of an errConnUnusable for a connection
+	// that received GOAWAY.
+	errTextH3GoAway = "connection in graceful shutdown"
+)
+
+// ShouldRetryLater reports whether err proves that the upstream did not
+// process the request, and that it could not be sent again. The client may
+// then safely send it later. It holds for:
+//   - an error matching teebody.ErrNotReplayable;
+//   - the errors that Go's transports and quic-go's HTTP/3 transport return
+//     for a request they refused to resend only because its body could not
+//     be rewound;
+//   - quic-go's errors for a request that was never sent, or that the
+//     upstream rejected with H3_REQUEST_REJECTED.
+//
+// It decides by the error's structure, never by a text that an upstream
+// may choose: an HTTP/2 PROTOCOL_ERROR, or a GOAWAY that may have come
+// after the upstream processed the request, is no proof, whatever its
+// debug data.
+func ShouldRetryLater(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, teebody.ErrNotReplayable) || errors.Is(err, http.ErrBodyReadAfterClose) {
+		return true
+	}
+	return anyNode(err, provesUnprocessed)
+}
+
+// provesUnprocessed reports whether e itself, not what it wraps, proves
+// that the upstream did not process the request.
+func provesUnprocessed(e error) bool {
+	switch {
+	case h3Rejected(e), h3ConnUnusable(e):
+		return true
+	}
+	switch msg := e.Error(); msg {
+	case errTextCannotRewind, errTextClosedProxyBody, errTextClosedH2ServerBody:
+		return true
+	default:
+		return cannotRetryUnprocessed(msg) ||
+			strings.HasPrefix(msg, errTextReachService+teebody.ErrNotReplayable.Error())
+	}
+}
+
+// resendable reports whether send may send a request again that the inner
+// RoundTripper failed with err: quic-go proved that the upstream did not
+// process it, and gave up resending it. Go's HTTP/2 transport resends such
+// a request itself.
+func resendable(err error) bool {
+	return anyNode(err, func(e error) bool {
+		return h3Rejected(e) || h3ConnUnusable(e) && errors.Unwrap(e).Error() == errTextH3GoAway
+	})
+}
+
+// cannotRetryUnprocessed reports whether msg is the whole text of Go's
+// HTTP/2 error for a request it could not resend, with a cause that proves
+// the stream was not processed.
+func cannotRetryUnprocessed(msg string) bool {
+	cause, ok := strings.CutPrefix(msg, errTextCannotRetryPrefix)
+	if !ok {
+		return false
+	}
+	if cause, ok = strings.CutSuffix(cause, errTextCannotRetrySuffix); !ok {
+		return false
+	}
+	switch cause {
+	case errTextH2GoAway, errTextH2ConnUnusable:
+		return true
+	}
+	id, ok := strings.CutPrefix(cause, errTextStreamErrorPrefix)
+	if !ok {
+		return false
+	}
+	id, ok = strings.CutSuffix(id, errTextRefusedByPeer)
+	return ok && isStreamID(id)
+}
+
+// isStreamID reports whether s is an HTTP/2 stream ID as Go formats it: a
+// decimal number below 2³¹, without a sign or leading zeros.
+func isStreamID(s string) bool {
+	if s == "" || len(s) > len("2147483647") || s[0] == '0' && s != "0" {
+		return false
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n < 1<<31
+}
+
+// h3Rejected reports whether e is quic-go's *http3.Error for a stream the
+// peer reset with H3_REQUEST_REJECTED: Remote, the code, and a
+// *quic.StreamError beneath, not a connection's close.
+func h3Rejected(e error) bool {
+	v, ok := structOf(e, http3Package, "Error")
+	if !ok || !isTrue(v, "Remote") {
+		return false
+	}
+	if code, ok := field(v, "ErrorCode", reflect.Uint64); !ok || code.Uint() != h3RequestRejected {
+		return false
+	}
+	s, ok := structOf(errors.Unwrap(e), quicPackage, "StreamError")
+	return ok && isTrue(s, "Remote")
+}
+
+// h3ConnUnusable reports whether e is quic-go's *http3.errConnUnusable: no
+// stream could be opened for the request, so none of it was sent.
+func h3ConnUnusable(e error) bool {
+	_, ok := structOf(e, http3Package, "errConnUnusable")
+	return ok && errors.Unwrap(e) != nil
+}
+
+// structOf returns the struct that e points to, if e is a pointer to the
+// struct type name of package pkg.
+func structOf(e error, pkg, name string) (reflect.Value, bool) {
+	v := reflect.ValueOf(e)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return reflect.Value{}, false
+	}
+	t := v.Type().Elem()
+	if t.Kind() != reflect.Struct || t.Name() != name || t.PkgPath() != pkg {
+		return reflect.Value{}, false
+	}
+	return v.Elem(), true
+}
+
+// field returns the field name of the struct v, if it has one of kind k.
+func field(v reflect.Value, name string, k reflect.Kind) (reflect.Value, bool) {
+	f := v.FieldByName(name)
+	return f, f.IsValid() && f.Kind() == k
+}
+
+// isTrue reports whether the struct v has a bool field name that is true.
+func isTrue(v reflect.Value, name string) bool {
+	f, ok := field(v, name, reflect.Bool)
+	return ok && f.Bool()
+}
+
+// anyNode reports whether f holds for err or for any error in its tree.
+func anyNode(err error, f func(error) bool) bool {
+	for err != nil {
+		if f(err) {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if anyNode(e, f) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
+}
