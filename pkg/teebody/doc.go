@@ -29,15 +29,20 @@
 //     NewReader hands out no new follower. The newest follower streams on,
 //     and the bytes behind it are dropped as it reads them. AfterStreamed
 //     tells the owner when the newest follower is done.
-//  3. Over (Close): the request is over. The source is never read again, and
-//     every follower's Read fails. The memory and the budget go back at
-//     once, whatever followers are left. Tee.Close states this contract in
-//     full. Done tells when the last goroutine the Tee started is gone.
+//  3. Over (Close): the request is over. Every follower's Read fails. At
+//     most one more source Read runs, and what it brings is dropped. The
+//     memory and the budget go back at once, whatever followers are left,
+//     but for the chunk that Read fills: it goes back when the Read returns.
+//     Tee.Close states this contract in full. Done tells when the last
+//     goroutine the Tee started is gone.
 //
 // A body may outgrow its limit or its budget, or yield its budget to another
 // body (see Budget). The Tee then neither blocks nor fails the request. It
-// streams on to the newest follower, and only replays fail. It holds at most
-// one chunk that the follower has not read yet. Every refused replay is a
+// streams on to the newest follower, and only replays fail. It keeps the
+// bytes that follower has not read yet: what the filler had read ahead, at
+// most 1 MiB past the furthest follower. It drops each chunk once that
+// follower has read it. From then on it holds at most one chunk that the
+// follower has not read yet. Every refused replay is a
 // NotReplayableError. It matches ErrNotReplayable with errors.Is, and tells
 // its Reason through errors.As.
 //
@@ -57,11 +62,12 @@
 //     replay can happen (Seal, an overflow, a yield), the bytes that no
 //     follower needs are dropped as soon as they are read.
 //  4. Release is once, prompt, and needs no garbage collector. Close gives
-//     back all the budget and chunks, whatever followers are left. The source
+//     back the budget and the chunks, whatever followers are left. The chunk
+//     a source Read is filling goes back when that Read returns. The source
 //     is closed exactly once (Tee.Close).
-//  5. Nothing happens after the end. After Close the source is not read
-//     again, and every follower's Read fails. Tee.Close states the one source
-//     Read that may still be under way.
+//  5. The end stops the reads. After Close every follower's Read fails. At
+//     most one more source Read runs: one under way, or one the filler was
+//     about to start. What it brings is dropped (Tee.Close).
 //  6. No leaks. Once Done is closed, no goroutine the Tee started is left.
 //     Before, only the filler, blocked in its one source Read, and the
 //     goroutine closing the source can be left. Each ends as soon as the

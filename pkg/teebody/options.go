@@ -29,7 +29,8 @@ func WithOnDone(f func()) Option {
 // WithBudget makes the Tee charge what it keeps to b, a Budget shared with
 // other Tees. When b is spent, another body may yield to this one (see
 // Budget). Else this body loses its replay (ReasonNoBudget) and streams on.
-// The Tee gives back its whole charge when it is closed. It gives back a
+// The Tee gives back its charge when it is closed. The chunk a source Read
+// is filling then goes back when that Read returns. The Tee gives back a
 // chunk earlier once no replay can need the chunk. A nil b means no shared
 // budget.
 func WithBudget(b *Budget) Option {
@@ -38,11 +39,12 @@ func WithBudget(b *Budget) Option {
 
 // WithSizeHint tells the Tee the body's length, when it is known in advance,
 // as a request's ContentLength is. The hint only ever makes chunks smaller.
-// Each chunk is at most what the body has left, so the chunks exceed the
-// body by less than 4 KiB. The filler then finds the end without taking
-// another chunk. A chunk is never larger than the bytes that have arrived,
-// whatever the hint. A body that announces more than its limit or its budget
-// can keep makes no other body yield. A hint of zero or less means unknown.
+// Each chunk is at most what the body has left, or 4 KiB for its last few
+// bytes, so the chunks exceed the body by less than 4 KiB. The filler then
+// finds the end without taking another chunk. A chunk is never larger than
+// the bytes that have arrived, or 4 KiB if that is more, whatever the hint.
+// A body that announces more than its limit or its budget can keep makes no
+// other body yield. A hint of zero or less means unknown.
 // A wrong hint costs only memory or reads: the bytes are the source's.
 func WithSizeHint(n int64) Option {
 	return Option{func(t *Tee) { t.sizeHint = max(n, 0) }}

@@ -191,8 +191,9 @@ func (t *Tee) Seal() {
 //     included. NewReader fails with ReasonClosed.
 //   - The chunks go back to their pool, and their charge to the Budget. The
 //     chunk the filler is reading into goes back when that Read returns.
-//   - The source is not read again. One Read may still start right after
-//     Close, if the filler was about to call it; what it brings is dropped.
+//   - At most one more Read of the source runs: one under way, or one the
+//     filler was about to start when Close came. What it brings is dropped.
+//     No other Read of the source starts.
 //   - The source is closed exactly once, never on the caller's goroutine: by
 //     the filler after io.EOF, or else by a goroutine that Close starts.
 //   - Done is closed once the filler has exited and the source's Close has

@@ -27,6 +27,11 @@
 //   - client-go: rest.Config.Wrap(transport.Wrap(cfg));
 //   - apimachinery's UpgradeAwareHandler: tr.Responder() as its responder.
 //
-// Over HTTP/1.1, net/http resends a request through GetBody only if it is
-// idempotent or has an Idempotency-Key header (golang.org/issue/19943).
+// Over HTTP/1.1, net/http sends a request again only after it failed on a
+// reused connection. A request with a body also needs GetBody, which the
+// Transport sets on every request it buffers. net/http resends such a
+// request if nothing of it was written. Otherwise it resends it only if the
+// connection failed before the response's first byte, and the request is a
+// GET, HEAD, OPTIONS or TRACE, or has an Idempotency-Key or
+// X-Idempotency-Key header (golang.org/issue/19943).
 package transport
