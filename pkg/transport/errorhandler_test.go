@@ -397,7 +397,7 @@ type proxyClient struct {
 
 // proxyFront serves a ReverseProxy to target over tr, whose errors handle
 // answers.
-func proxyFront(t *testing.T, target *url.URL, tr *transport.Transport, handle func(http.ResponseWriter, *http.Request, error)) proxyClient {
+func proxyFront(t *testing.T, target *url.URL, tr http.RoundTripper, handle func(http.ResponseWriter, *http.Request, error)) proxyClient {
 	srv := httptest.NewServer(&httputil.ReverseProxy{
 		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
 		Transport:    tr,

@@ -66,6 +66,14 @@ func TestPassThrough(t *testing.T) {
 			func(s transport.PassThroughStats) int64 { return s.Upgrade }},
 		{"X-Stream-Protocol-Version", transport.DefaultConfig(), func(r *http.Request) { r.Header.Set("X-Stream-Protocol-Version", "v4.channel.k8s.io") },
 			func(s transport.PassThroughStats) int64 { return s.Upgrade }},
+		{"Upgrade without a body", transport.DefaultConfig(), func(r *http.Request) {
+			r.Header.Set("Upgrade", "websocket")
+			r.Body, r.ContentLength = nil, 0
+		}, func(s transport.PassThroughStats) int64 { return s.Upgrade }},
+		{"SPDY upgrade with NoBody", transport.DefaultConfig(), func(r *http.Request) {
+			r.Header.Set("X-Stream-Protocol-Version", "v4.channel.k8s.io")
+			r.Body, r.ContentLength = http.NoBody, 0
+		}, func(s transport.PassThroughStats) int64 { return s.Upgrade }},
 		{"total disabled", disabled, func(*http.Request) {},
 			func(s transport.PassThroughStats) int64 { return s.Disabled }},
 		{"per request disabled", disabledPerReq, func(*http.Request) {},

@@ -6,8 +6,10 @@ import (
 	"github.com/teebody/teebody/pkg/teebody"
 )
 
-// PassThroughReason says why RoundTrip handed a request on untouched. The
-// first reason that applies, in the order of the constants, counts.
+// PassThroughReason says why RoundTrip handed a request on untouched. An
+// upgrade counts as PassThroughUpgrade, with a body or without. Any other
+// request counts for the first reason that applies, in the order of the
+// constants.
 type PassThroughReason int
 
 // The reasons a request passes through.
@@ -46,8 +48,8 @@ func (r PassThroughReason) String() string {
 	return passThroughs[r].label
 }
 
-// PassThroughReasons returns every PassThroughReason, in the order RoundTrip
-// checks them, in a new slice.
+// PassThroughReasons returns every PassThroughReason, in the order of the
+// constants, in a new slice.
 func PassThroughReasons() []PassThroughReason {
 	rs := make([]PassThroughReason, 0, passThroughEnd-1)
 	for r := PassThroughReason(1); r < passThroughEnd; r++ {

@@ -88,12 +88,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := &t.counters
 	c.requests.Add(1)
 	switch {
+	case isUpgrade(req.Header):
+		return t.passThrough(req, PassThroughUpgrade)
 	case req.Body == nil || req.Body == http.NoBody:
 		return t.passThrough(req, PassThroughNoBody)
 	case req.GetBody != nil:
 		return t.passThrough(req, PassThroughGetBodySet)
-	case isUpgrade(req.Header):
-		return t.passThrough(req, PassThroughUpgrade)
 	case !t.enabled:
 		return t.passThrough(req, PassThroughDisabled)
 	}
@@ -129,7 +129,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		withTrailer(&out, newTrailer(req.Trailer))
 	}
 
-	resp, err := t.send(&out)
+	resp, err := t.sendOrEnd(tee, &out)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
@@ -154,6 +154,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = newResponseBody(resp.Body, func() { t.end(tee) })
 	return resp, nil
+}
+
+// sendOrEnd sends out, a buffered request of tee. If the inner
+// RoundTripper panics, it ends the request as an error would, and the panic
+// goes on with its value: net/http's server recovers a handler's panic, and
+// the Tee must not hold its bytes, its budget and Drain for the life of the
+// process.
+func (t *Transport) sendOrEnd(tee *teebody.Tee, out *http.Request) (resp *http.Response, err error) {
+	sent := false
+	defer func() {
+		if !sent {
+			t.end(tee)
+		}
+	}()
+	resp, err = t.send(out)
+	sent = true
+	return resp, err
 }
 
 // passThrough hands req to the inner RoundTripper untouched, for reason.
@@ -231,10 +248,11 @@ func (t *Transport) untrack() {
 	}
 }
 
-// Drain waits until every request t has buffered is over (see RoundTrip),
-// including requests that start while it waits. It returns nil then, or
-// ctx's error if ctx ends first. Call it after http.Server.Shutdown, for
-// example.
+// Drain waits until every request t has buffered has let go of what it
+// held, including requests that start while it waits. A request lets go
+// once it is over (see RoundTrip) and its body's Close has returned; its
+// memory is then back in the budget. Drain returns nil then, or ctx's error
+// if ctx ends first. Call it after http.Server.Shutdown, for example.
 func (t *Transport) Drain(ctx context.Context) error {
 	for {
 		t.mu.Lock()

@@ -1,0 +1,86 @@
+package transport_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// panicking is a middleware that reads the first half of a request's body
+// and panics.
+type panicking struct{ value any }
+
+func (p panicking) RoundTrip(req *http.Request) (*http.Response, error) {
+	io.CopyN(io.Discard, req.Body, req.ContentLength/2)
+	panic(p.value)
+}
+
+// TestPanicReleases: a panic in the inner RoundTripper ends the request as
+// an error would, and goes on with its value: the Tee's bytes are back in
+// the budget and Drain returns.
+func TestPanicReleases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		value := &struct{ msg string }{"middleware bug"}
+		tr := transport.New(panicking{value}, transport.DefaultConfig())
+		payload := bytes.Repeat([]byte("p"), 4<<20)
+		func() {
+			defer func() {
+				if got := recover(); got != any(value) {
+					t.Errorf("recovered %v, want the inner RoundTripper's panic value", got)
+				}
+			}()
+			tr.RoundTrip(post(t.Context(), payload))
+		}()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		if err := tr.Drain(ctx); err != nil {
+			t.Errorf("Drain: %v, want nil", err)
+		}
+		if st := tr.Stats(); st.BytesHeld != 0 {
+			t.Errorf("BytesHeld %d after the panic, want 0", st.BytesHeld)
+		}
+	})
+}
+
+// TestPanicBehindServer: three requests of 4 MiB through
+// httputil.ReverseProxy over the Transport, whose inner RoundTripper reads
+// 2 MiB of each and panics. net/http's server recovers each panic. Then
+// nothing is held, Drain returns and no goroutine is left (TestMain).
+func TestPanicBehindServer(t *testing.T) {
+	tr := transport.New(panicking{"middleware bug"}, transport.DefaultConfig())
+	target, _ := url.Parse("http://upstream.test")
+	front := httptest.NewUnstartedServer(&httputil.ReverseProxy{
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport: tr,
+	})
+	front.Config.ErrorLog = log.New(io.Discard, "", 0) // "http: panic serving"
+	front.Start()
+	defer front.Close()
+	client := front.Client()
+	defer client.CloseIdleConnections()
+	for range 3 {
+		resp, err := client.Post(front.URL, "application/octet-stream", bytes.NewReader(bytes.Repeat([]byte("p"), 4<<20)))
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("POST: %s, want the connection closed by the server's recovery", resp.Status)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := tr.Drain(ctx); err != nil {
+		t.Errorf("Drain: %v, want nil", err)
+	}
+	if st := tr.Stats(); st.BytesHeld != 0 {
+		t.Errorf("BytesHeld %d after three panics, want 0", st.BytesHeld)
+	}
+}

@@ -1,0 +1,118 @@
+package transport_test
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"testing"
+	"testing/synctest"
+
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// cannotRetry is Go's HTTP/2 error for a request it could not resend,
+// with cause formatted in, as Go does with %v.
+func cannotRetry(cause string) error {
+	return errors.New("http2: Transport: cannot retry err [" + cause +
+		"] after Request.Body was written; define Request.GetBody to avoid this error")
+}
+
+// goAwayAfterProcessing is Go's HTTP/2 error for a stream that a GOAWAY
+// covered, which the upstream may have processed, with the peer's debug
+// data quoted.
+func goAwayAfterProcessing(debug string) error {
+	return errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=1, ErrCode=NO_ERROR, debug=" +
+		strconv.Quote(debug))
+}
+
+// unproven returns errors that prove nothing, whatever text they carry:
+// each place where a peer or a wrapper can put a text.
+func unproven() []error {
+	errs := []error{
+		cannotRetry("stream error: stream ID 1; PROTOCOL_ERROR; received from peer"),
+		cannotRetry("stream error: stream ID 1; INTERNAL_ERROR; received from peer"),
+		cannotRetry("stream error: stream ID 1; REFUSED_STREAM"), // not the peer's
+		cannotRetry("stream error: stream ID 01; REFUSED_STREAM; received from peer"),
+		cannotRetry("stream error: stream ID 1x; REFUSED_STREAM; received from peer"),
+		cannotRetry("stream error: stream ID 2147483648; REFUSED_STREAM; received from peer"),
+		cannotRetry("stream error: stream ID ; REFUSED_STREAM; received from peer"),
+		cannotRetry("http2: Transport received Server's graceful shutdown GOAWAY; debug=x"),
+		errors.New("x" + cannotRetry("http2: Transport received Server's graceful shutdown GOAWAY").Error()),
+		errors.New(cannotRetry("http2: Transport received Server's graceful shutdown GOAWAY").Error() + "x"),
+		errors.New("stream error: stream ID 1; REFUSED_STREAM; received from peer"), // Go resent it itself
+		h3StreamReset(h3NoError),
+		&Error{Remote: false, ErrorCode: h3RequestRejected, err: &StreamError{ErrorCode: h3RequestRejected}}, // our own reset
+		&Error{Remote: true, ErrorCode: h3RequestRejected, err: &StreamError{ErrorCode: h3RequestRejected}},  // a local stream error beneath
+		h3ConnClosed(h3RequestRejected, ""), // a connection's close: RFC 9114 gives the code a meaning only on a stream
+	}
+	for _, text := range provingTexts {
+		errs = append(errs,
+			goAwayAfterProcessing(text),
+			h3ConnClosed(h3NoError, text),
+			&Error{Remote: false, ErrorCode: h3NoError, ErrorMessage: text},
+			&quotedError{"mesh: the upstream failed: " + text},
+			fmt.Errorf("upstream said %q: %w", text, goAwayAfterProcessing(text)),
+		)
+	}
+	return errs
+}
+
+// proven returns errors that prove that the upstream did not process the
+// request and that it was not sent again.
+func proven() []error {
+	base := []error{
+		cannotRetry("http2: Transport received Server's graceful shutdown GOAWAY"),
+		cannotRetry("http2: client conn not usable"),
+		cannotRetry("stream error: stream ID 1; REFUSED_STREAM; received from peer"),
+		cannotRetry("stream error: stream ID 2147483647; REFUSED_STREAM; received from peer"),
+		errors.New("net/http: cannot rewind body after connection loss"),
+		errors.New("ReverseProxy does an invalid Read on closed Body"),
+		errors.New("body closed by handler"),
+		h3StreamReset(h3RequestRejected),
+		h3GoAway,
+		&errConnUnusable{e: h3ConnClosed(h3NoError, "bye")},
+		h3CannotRetry(h3StreamReset(h3RequestRejected)),
+	}
+	var errs []error
+	for _, err := range base {
+		errs = append(errs, err,
+			&url.Error{Op: "Post", URL: "https://x", Err: err},
+			fmt.Errorf("proxy: %w", err),
+			errors.Join(errors.New("other"), err))
+	}
+	return errs
+}
+
+// TestShouldRetryLaterOnProofAlone: ShouldRetryLater holds for the errors
+// whose structure proves that the upstream did not process the request,
+// behind any wrapper that keeps them, and for no error whose proof would
+// rest on a text that a peer or a wrapper chose.
+func TestShouldRetryLaterOnProofAlone(t *testing.T) {
+	for _, err := range proven() {
+		if !transport.ShouldRetryLater(err) {
+			t.Errorf("ShouldRetryLater(%v) = false, want true", err)
+		}
+	}
+	for _, err := range unproven() {
+		if transport.ShouldRetryLater(err) {
+			t.Errorf("ShouldRetryLater(%v) = true, want false", err)
+		}
+	}
+}
+
+// TestResendOnProofAlone: the Transport sends a request again only after an
+// error of quic-go's that proves the upstream did not process it, never
+// after one that only carries such a text.
+func TestResendOnProofAlone(t *testing.T) {
+	for _, err := range unproven() {
+		synctest.Test(t, func(t *testing.T) {
+			inner := &attempts{fails: []error{err}}
+			tr := transport.New(inner, transport.DefaultConfig())
+			_, rerr := tr.RoundTrip(post(t.Context(), []byte("write")))
+			if n := inner.count(); n != 1 || rerr != err {
+				t.Errorf("after %v: %d attempts, error %v; want one attempt and that error", err, n, rerr)
+			}
+		})
+	}
+}
