@@ -191,10 +191,10 @@ func (b *Budget) reclaimLocked(t *Tee, n, cover int64) {
 		if freed < 0 {
 			continue // it cannot yield after all: it stays out
 		}
+		b.takenFromYields += b.used + n - b.total // beyond what was free before the yield
 		b.chargeLocked(v, -freed)
 		b.yields.Add(1)
 		b.freed.Add(freed)
-		b.takenFromYields += b.used + n - b.total
 		t.madeYield = true
 		break
 	}
