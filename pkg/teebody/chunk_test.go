@@ -1,0 +1,111 @@
+package teebody
+
+import (
+	"bytes"
+	"io"
+	"sync"
+	"testing"
+)
+
+// The size classes, by what their doc comments promise: classFilledBy is the
+// largest class that n bytes fill, sizeOfClass clamps past the largest.
+func TestChunkClasses(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want int
+	}{
+		{0, 0}, {1, 0}, {4<<10 - 1, 0}, {4 << 10, 0}, {16<<10 - 1, 0},
+		{16 << 10, 1}, {64<<10 - 1, 1}, {64 << 10, 2}, {256 << 10, 3},
+		{1<<20 - 1, 3}, {1 << 20, 4}, {1 << 40, 4},
+	} {
+		if got := classFilledBy(tc.n); got != tc.want {
+			t.Errorf("classFilledBy(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+	for i, want := range chunkSizes {
+		if got := sizeOfClass(i); got != want {
+			t.Errorf("sizeOfClass(%d) = %d, want %d", i, got, want)
+		}
+	}
+	last := chunkSizes[len(chunkSizes)-1]
+	for _, i := range []int{len(chunkSizes), len(chunkSizes) + 1, 100} {
+		if got := sizeOfClass(i); got != last {
+			t.Errorf("sizeOfClass(%d), past the largest class, = %d, want the largest, %d", i, got, last)
+		}
+	}
+}
+
+// fitChunk gives want if it fits in room, else the largest class that fits,
+// else exactly room; smallerChunk gives the largest class strictly below a
+// size, or 0.
+func TestFitAndSmallerChunk(t *testing.T) {
+	for _, tc := range []struct {
+		want int
+		room int64
+		got  int
+	}{
+		{16 << 10, 16 << 10, 16 << 10}, // fits exactly
+		{5000, 5000, 5000},             // want itself, a class or not
+		{16 << 10, 20000, 16 << 10},    // fits
+		{64 << 10, 16 << 10, 16 << 10}, // a class equal to room fits
+		{64 << 10, 30000, 16 << 10},
+		{16 << 10, 10000, 4 << 10}, // the smallest class is a class too
+		{4 << 10, 4 << 10, 4 << 10},
+		{4 << 10, 3000, 3000}, // no class fits: exactly room
+		{1 << 20, 2 << 20, 1 << 20},
+		{1 << 20, 1<<20 - 1, 256 << 10},
+	} {
+		if got := fitChunk(tc.want, tc.room); got != tc.got {
+			t.Errorf("fitChunk(%d, %d) = %d, want %d", tc.want, tc.room, got, tc.got)
+		}
+	}
+	for _, tc := range []struct{ size, want int }{
+		{4 << 10, 0}, {4<<10 + 1, 4 << 10}, {16 << 10, 4 << 10}, {20000, 16 << 10},
+		{64 << 10, 16 << 10}, {1 << 20, 256 << 10}, {1<<20 + 1, 1 << 20}, {1 << 30, 1 << 20},
+	} {
+		if got := smallerChunk(tc.size); got != tc.want {
+			t.Errorf("smallerChunk(%d) = %d, want %d", tc.size, got, tc.want)
+		}
+	}
+}
+
+// A chunk of an odd size (a limit that no class fits) is never pooled: a pool
+// holds chunks of its class's capacity only, so that a later Tee taking a
+// chunk of that class gets, and is charged for, exactly that capacity.
+func TestOddSizedChunkIsNotPooled(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		given []*chunk // every chunk given back to a pool
+	)
+	hook := func(c *chunk) {
+		mu.Lock()
+		given = append(given, c)
+		mu.Unlock()
+	}
+	testHookPut.Store(&hook)
+	defer testHookPut.Store(nil)
+
+	const limit = 3000 // below the smallest class: one chunk of exactly 3000 bytes
+	data := randomBytes(2000, 25)
+	tee := New(io.NopCloser(bytes.NewReader(data)), WithLimit(limit))
+	for range 2 {
+		if got, err := io.ReadAll(mustReader(t, tee)); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("follower: %d bytes, %v", len(got), err)
+		}
+	}
+	if got := held(tee); got != limit {
+		t.Fatalf("the body is held in %d bytes, want one chunk of %d", got, limit)
+	}
+	closeAndWait(t, tee)
+	testHookPut.Store(nil)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range given {
+		if c.class < 0 || c.class >= len(chunkSizes) || cap(c.buf) != chunkSizes[c.class] {
+			t.Errorf("a chunk of capacity %d went to the pool of class %d", cap(c.buf), c.class)
+		}
+	}
+	if c := getChunk(limit); c.class >= 0 || cap(c.buf) != limit {
+		t.Errorf("getChunk(%d): capacity %d, class %d; want an unpooled chunk (class -1) of exactly that size", limit, cap(c.buf), c.class)
+	}
+}
