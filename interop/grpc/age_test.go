@@ -130,8 +130,11 @@ func TestMaxConnectionAge(t *testing.T) {
 			kinds := map[string]int{}
 			goaway := 0 // failures the proxy logged with an error of a request the upstream did not process
 			for line := range strings.Lines(r.proxyLog) {
-				kinds[strings.TrimSpace(line)]++
-				if transport.ShouldRetryLater(errors.New(line)) {
+				line = strings.TrimSpace(line)
+				kinds[line]++
+				// ReverseProxy's log line quotes the transport's error whole,
+				// which ShouldRetryLater judges by its exact text.
+				if text, ok := strings.CutPrefix(line, "http: proxy error: "); ok && transport.ShouldRetryLater(errors.New(text)) {
 					goaway++
 				}
 			}

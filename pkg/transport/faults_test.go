@@ -263,9 +263,10 @@ func canceledContext() context.Context {
 
 // TestHTTP1UpstreamClosesConnections: an HTTP/1.1 upstream closes
 // kept-alive connections behind the client's back. net/http's HTTP/1
-// transport sends such a request again only when it is replayable: GetBody
-// set, and an idempotent method or an Idempotency-Key header
-// (Request.isReplayable; golang.org/issue/19943). So the writes here carry
+// transport sends such a request again only when nothing of it was
+// written, or when it is replayable: GetBody set, and an idempotent method
+// or an Idempotency-Key header (Request.isReplayable;
+// golang.org/issue/19943). These writes are written in full, so they carry
 // an Idempotency-Key. Without the transport they fail with "server closed
 // idle connection"; with it net/http sends them again (rewinding through
 // GetBody when the body was read, reusing the unread first body otherwise —

@@ -33,8 +33,11 @@ import (
 // facts 1, 5 and 6).
 const (
 	// net/http's errCannotRewind. net/http rewinds a body only to resend a
-	// request it judged safe to resend: nothing of it was written, its
-	// HTTP/2 connection was refused before it was sent, or it is idempotent.
+	// request that failed on a reused connection and that it judged safe to
+	// resend: nothing of it was written, its HTTP/2 pool had no connection
+	// for it, or it is idempotent (GET, HEAD, OPTIONS, TRACE, or an
+	// Idempotency-Key) and the connection failed before the response's
+	// first byte.
 	errTextCannotRewind = "net/http: cannot rewind body after connection loss"
 	// httputil.ReverseProxy's guard on its inbound body. Without GetBody,
 	// the HTTP/2 transport resends the same body when its stream was never

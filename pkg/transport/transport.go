@@ -81,9 +81,11 @@ func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
 //
 // A buffered request is over when RoundTrip returns an error or the response
 // body is closed. With an empty response, it is over once the inner
-// transport is done with the request body. Then req.Body is not read again,
-// and its memory is back in the budget. A proxy must close the response body
-// before its handler returns, as httputil.ReverseProxy does.
+// transport is done with the request body. Then no new Read of req.Body
+// starts, but for one the Tee was about to start, whose bytes are dropped
+// (teebody.Tee.Close). Its memory is back in the budget. A proxy must close
+// the response body before its handler returns, as httputil.ReverseProxy
+// does.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := &t.counters
 	c.requests.Add(1)

@@ -140,6 +140,7 @@ type runner struct {
 
 	mu      sync.Mutex
 	samples []string // guarded by mu; the first maxSampleErrors failures
+	goaways []bool   // guarded by mu; whether each sample is a GOAWAY failure
 }
 
 func (r *runner) op(ctx context.Context, name string) (time.Duration, error) {
@@ -182,8 +183,10 @@ func (r *runner) fail(err error) {
 	switch {
 	case len(r.samples) < maxSampleErrors:
 		r.samples = append(r.samples, err.Error())
-	case !slices.ContainsFunc(r.samples, func(s string) bool { return transport.ShouldRetryLater(errors.New(s)) == goaway }):
+		r.goaways = append(r.goaways, goaway)
+	case !slices.Contains(r.goaways, goaway):
 		r.samples[len(r.samples)-1] = err.Error()
+		r.goaways[len(r.goaways)-1] = goaway
 	}
 }
 

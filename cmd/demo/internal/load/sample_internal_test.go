@@ -13,7 +13,7 @@ import (
 func TestSamplesKeepTheRareKind(t *testing.T) {
 	var r runner
 	for i := range 2 * maxSampleErrors {
-		r.fail(fmt.Errorf("op %d: http2: Transport: cannot retry err [http2: Transport received Server's graceful shutdown GOAWAY] after Request.Body was written; define Request.GetBody to avoid this error", i))
+		r.fail(fmt.Errorf("op %d: %w", i, errors.New("http2: Transport: cannot retry err [http2: Transport received Server's graceful shutdown GOAWAY] after Request.Body was written; define Request.GetBody to avoid this error")))
 	}
 	r.fail(errors.New("op x: timeout"))
 	r.fail(errors.New("op y: timeout"))
