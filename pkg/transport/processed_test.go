@@ -30,12 +30,14 @@ type processingUpstream struct {
 	// It returns false to close the connection.
 	end func(fr *http2.Framer, id uint32, n int64) bool
 
-	wg sync.WaitGroup // the goroutines serving connections
+	wg    sync.WaitGroup // the goroutines serving connections
+	mu    sync.Mutex
+	conns map[net.Conn]bool // guarded by mu: the connections being served
 }
 
 // newProcessingUpstream starts a processingUpstream on loopback.
 func newProcessingUpstream(t *testing.T, end func(fr *http2.Framer, id uint32, n int64) bool) *processingUpstream {
-	u := &processingUpstream{end: end}
+	u := &processingUpstream{end: end, conns: make(map[net.Conn]bool)}
 	u.srv = httptest.NewUnstartedServer(http.NotFoundHandler())
 	u.srv.EnableHTTP2 = true
 	u.srv.StartTLS() // for its certificate, its TLS config and its client
@@ -44,25 +46,37 @@ func newProcessingUpstream(t *testing.T, end func(fr *http2.Framer, id uint32, n
 		t.Fatal(err)
 	}
 	u.srv.URL = "https://" + ln.Addr().String()
-	u.wg.Add(1)
+	accepting := make(chan struct{})
 	go func() {
-		defer u.wg.Done()
+		defer close(accepting)
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			u.wg.Add(1)
-			go func() {
-				defer u.wg.Done()
-				defer c.Close()
+			u.mu.Lock()
+			u.conns[c] = true
+			u.mu.Unlock()
+			u.wg.Go(func() {
+				defer func() {
+					u.mu.Lock()
+					delete(u.conns, c)
+					u.mu.Unlock()
+					c.Close()
+				}()
 				u.serve(tls.Server(c, u.srv.TLS))
-			}()
+			})
 		}
 	}()
 	t.Cleanup(func() {
 		ln.Close()
+		<-accepting
 		u.srv.Close()
+		u.mu.Lock()
+		for c := range u.conns {
+			c.Close() // a client may keep a connection open
+		}
+		u.mu.Unlock()
 		u.wg.Wait()
 	})
 	return u
