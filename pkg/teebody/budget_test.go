@@ -70,8 +70,10 @@ func waiting(t *testing.T, budget *Budget) (*Tee, *scriptedSource, <-chan []byte
 // does the body that could have yielded.
 func TestChunkThatExactlyFillsTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		budget := NewBudget(4<<10 + 4<<10)
-		holder := kept(t, budget, 4<<10) // could yield its 4 KiB
+		// The holder holds 8 KiB, of which its follower has finished 4 KiB:
+		// it holds more than the asker will, so it would yield if asked.
+		budget := NewBudget(8<<10 + 4<<10)
+		holder := readAheadOf(t, budget, 8<<10, 4<<10)
 		defer closeAndWait(t, holder)
 		other, _, _ := waiting(t, budget) // holds its first chunk, 4 KiB, until closed
 		if budget.InUse() != budget.Total() {
