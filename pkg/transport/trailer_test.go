@@ -124,7 +124,10 @@ func TestTrailerNotSharedWithFiller(t *testing.T) {
 // the newer attempt's headers read the Trailer map. Only the newest
 // follower may publish the trailer: the race detector fails this test if
 // the older one writes the map, and so does the check that the map still
-// holds no value once the older one has ended.
+// holds no value once the older one has ended. The older one ends before
+// the newest has published, so it must fail rather than return io.EOF: a
+// write that reads the map after its body's end could meet the publish
+// (TestTrailerStaleWriterMeetsPublish).
 func TestTrailerStaleFollower(t *testing.T) {
 	release := make(chan struct{})
 	inner := roundTripFunc(func(out *http.Request) (*http.Response, error) {
@@ -145,8 +148,8 @@ func TestTrailerStaleFollower(t *testing.T) {
 		for k, vs := range out.Trailer { // the newer attempt's headers
 			_, _ = k, len(vs)
 		}
-		if err := <-staleDone; err != nil {
-			return nil, err
+		if err := <-staleDone; err == nil {
+			t.Errorf("the follower that GetBody replaced ended with io.EOF before the newest published the trailer; want an error")
 		}
 		if vs := out.Trailer["X-Body-Sha256"]; len(vs) != 0 {
 			t.Errorf("the follower that GetBody replaced published the trailer %q", vs)
@@ -186,4 +189,98 @@ func sendTrailing(t *testing.T, inner http.RoundTripper, data []byte, release <-
 		t.Fatal(err)
 	}
 	return string(got)
+}
+
+// TestTrailerStaleWriterMeetsPublish has a write that outlived its attempt
+// (as quic-go's body writer does) read the request's Trailer map after its
+// body's end, to send the values, while another goroutine reads the newest
+// body, from GetBody, to its end. A start barrier lets the two go at once:
+// in StaleEndsFirst the older body has already ended, in BothAtOnce it ends
+// after the barrier too. The race detector fails this test if the newest
+// body's end writes the map while the older write reads it. A write whose
+// body ends with io.EOF must send the trailer's final value, and so must
+// the newest.
+func TestTrailerStaleWriterMeetsPublish(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		staleFirst bool // the older body reaches its end before the barrier
+	}{
+		{"StaleEndsFirst", true},
+		{"BothAtOnce", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			inner := roundTripFunc(func(out *http.Request) (*http.Response, error) {
+				if _, err := io.ReadFull(out.Body, make([]byte, 1)); err != nil { // the filler is running
+					return nil, err
+				}
+				stale := out.Body
+				next, err := out.GetBody()
+				if err != nil {
+					return nil, err
+				}
+				close(release) // the source may end now, in the filler
+				var staleErr error
+				if tc.staleFirst {
+					_, staleErr = io.Copy(io.Discard, stale)
+				}
+
+				type written struct {
+					trailer string // the value sent after the body
+					err     error  // the body's error; no trailer is sent then
+				}
+				start := make(chan struct{})
+				staleDone := make(chan written, 1)
+				go func() { // the write that outlived its attempt
+					<-start
+					err := staleErr
+					if !tc.staleFirst {
+						_, err = io.Copy(io.Discard, stale)
+					}
+					if err != nil {
+						staleDone <- written{err: err}
+						return
+					}
+					staleDone <- written{trailer: sentTrailer(out.Trailer, "X-Body-Sha256")}
+				}()
+				newestDone := make(chan written, 1)
+				go func() { // the newest attempt's write
+					<-start
+					if _, err := io.Copy(io.Discard, next); err != nil {
+						newestDone <- written{err: err}
+						return
+					}
+					newestDone <- written{trailer: sentTrailer(out.Trailer, "X-Body-Sha256")}
+				}()
+				close(start)
+
+				older, newest := <-staleDone, <-newestDone
+				if older.err == nil && older.trailer != "final" {
+					t.Errorf("the write that outlived its attempt ended its body and sent the trailer %q; want %q, or a failed body", older.trailer, "final")
+				}
+				if newest.err != nil {
+					return nil, newest.err
+				}
+				return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(newest.trailer)), Request: out}, nil
+			})
+			if got := sendTrailing(t, inner, bytes.Repeat([]byte("m"), 4<<10), release); got != "final" {
+				t.Fatalf("after the newest body's end the inner RoundTripper saw the trailer %q; want %q", got, "final")
+			}
+		})
+	}
+}
+
+// sentTrailer reads trailer as a transport does after its body's end, to
+// send the values (http.Header.Write, quic-go's writeTrailers), and returns
+// key's first value.
+func sentTrailer(trailer http.Header, key string) string {
+	var got string
+	for k, vs := range trailer {
+		for _, v := range vs {
+			if k == key && got == "" {
+				got = v
+			}
+		}
+	}
+	return got
 }
