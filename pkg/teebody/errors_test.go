@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/synctest"
 )
 
 // TestReasonTable checks that every Reason below reasonEnd has a label and
@@ -42,31 +43,37 @@ func TestNotReplayableErrorIsAValue(t *testing.T) {
 		t.Errorf("%s is shared by every copy of a NotReplayableError", path)
 	}
 
-	tee := New(io.NopCloser(strings.NewReader("body")), WithBudget(NewBudget(0)))
-	defer closeAndWait(t, tee)
-	if _, err := io.ReadAll(mustReader(t, tee)); err != nil {
-		t.Fatal(err)
-	}
-	refusal := func() NotReplayableError {
-		t.Helper()
-		_, err := tee.NewReader()
-		var nre NotReplayableError
-		if !errors.As(err, &nre) {
-			t.Fatalf("NewReader: %v, want a NotReplayableError read out with errors.As", err)
+	// In a bubble, so that a Tee that hangs fails at once.
+	synctest.Test(t, func(t *testing.T) {
+		tee := New(io.NopCloser(strings.NewReader("body")), WithBudget(NewBudget(0)))
+		defer closeAndWait(t, tee)
+		if _, err := io.ReadAll(mustReader(t, tee)); err != nil {
+			t.Fatal(err)
 		}
-		return nre
-	}
-	mine := refusal()
-	if mine.Reason() != ReasonNoBudget {
-		t.Fatalf("refusal: reason %v, want %v", mine.Reason(), ReasonNoBudget)
-	}
-	mine.reason = ReasonTooLarge // what a caller holds, changed
-	if got := refusal(); got.Reason() != ReasonNoBudget || got != errNoBudget {
-		t.Errorf("after a caller changed its copy, the Tee refuses with %v (%v), want %v", got, got.Reason(), ReasonNoBudget)
-	}
-	if got := tee.ReplayErr(); got != errNoBudget {
-		t.Errorf("after a caller changed its copy, ReplayErr = %v, want %v", got, errNoBudget)
-	}
+		refusal := func() NotReplayableError {
+			t.Helper()
+			_, err := tee.NewReader()
+			var nre NotReplayableError
+			if !errors.As(err, &nre) {
+				t.Fatalf("NewReader: %v, want a NotReplayableError read out with errors.As", err)
+			}
+			return nre
+		}
+		mine := refusal()
+		if mine.Reason() != ReasonNoBudget {
+			t.Fatalf("refusal: reason %v, want %v", mine.Reason(), ReasonNoBudget)
+		}
+		mine.reason = ReasonTooLarge // what a caller holds, changed
+		if mine.Reason() != ReasonTooLarge {
+			t.Fatalf("a caller's copy did not take the change: %v", mine.Reason())
+		}
+		if got := refusal(); got.Reason() != ReasonNoBudget || got != errNoBudget {
+			t.Errorf("after a caller changed its copy, the Tee refuses with %v (%v), want %v", got, got.Reason(), ReasonNoBudget)
+		}
+		if got := tee.ReplayErr(); got != errNoBudget {
+			t.Errorf("after a caller changed its copy, ReplayErr = %v, want %v", got, errNoBudget)
+		}
+	})
 }
 
 // sharesMemory reports the first part of a value of type typ, named path,

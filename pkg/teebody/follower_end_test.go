@@ -107,21 +107,23 @@ func TestReadFromCountsTheSourcesEnd(t *testing.T) {
 	}
 
 	t.Run("refused", func(t *testing.T) {
-		tee := New(io.NopCloser(bytes.NewReader([]byte("body"))))
-		defer closeAndWait(t, tee)
-		older := mustReader(t, tee)
-		newest := mustReader(t, tee)
-		tee.Seal()
-		_, err := older.Read(make([]byte, 8))
-		wantReason(t, err, ReasonStreamedPast)
-		if u := tee.Usage(); u.ReadFrom != 0 {
-			t.Errorf("Usage = %+v, want ReadFrom 0: the older follower's Read was refused at once", u)
-		}
-		if got, err := io.ReadAll(newest); err != nil || string(got) != "body" {
-			t.Fatalf("newest follower: %q, %v", got, err)
-		}
-		if u := tee.Usage(); u.ReadFrom != 1 || !u.NewestRead {
-			t.Errorf("Usage = %+v, want ReadFrom 1, NewestRead true", u)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			tee := New(io.NopCloser(bytes.NewReader([]byte("body"))))
+			defer closeAndWait(t, tee)
+			older := mustReader(t, tee)
+			newest := mustReader(t, tee)
+			tee.Seal()
+			_, err := older.Read(make([]byte, 8))
+			wantReason(t, err, ReasonStreamedPast)
+			if u := tee.Usage(); u.ReadFrom != 0 {
+				t.Errorf("Usage = %+v, want ReadFrom 0: the older follower's Read was refused at once", u)
+			}
+			if got, err := io.ReadAll(newest); err != nil || string(got) != "body" {
+				t.Fatalf("newest follower: %q, %v", got, err)
+			}
+			if u := tee.Usage(); u.ReadFrom != 1 || !u.NewestRead {
+				t.Errorf("Usage = %+v, want ReadFrom 1, NewestRead true", u)
+			}
+		})
 	})
 }
