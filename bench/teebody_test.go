@@ -32,13 +32,14 @@ func rotate(ks []string, round string) []string {
 // cfg.adaptive sets Config.Adaptive.
 func newTeebody(cfg stackConfig, inner *http.Transport) (underTest, error) {
 	c := transport.DefaultConfig()
+	total := int64(transport.DefaultTotalBytes)
 	if cfg.totalBytes > 0 {
-		c.TotalBytes = cfg.totalBytes
+		total = cfg.totalBytes
 	}
 	if cfg.perRequest > 0 {
 		c.PerRequestBytes = cfg.perRequest
 	}
-	c.Budget = teebody.NewBudget(c.TotalBytes)
+	c.Budget = teebody.NewBudget(total)
 	c.Adaptive = cfg.adaptive
 	c.ErrorLog = proxytest.QuietLog()
 	t := transport.New(inner, c)

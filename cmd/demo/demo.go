@@ -112,7 +112,7 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 		into *outcome
 	}{
 		{stage{name: "Direct K8s", file: "direct", noRetry: true}, &fw.direct},
-		{stage{name: "Proxy (no fix)", file: "proxy-no-fix", proxy: &transport.Config{}, noFix: true, noRetry: true}, &fw.noFix},
+		{stage{name: "Proxy (no fix)", file: "proxy-no-fix", proxy: &transport.Config{Disabled: true}, noFix: true, noRetry: true}, &fw.noFix},
 		{stage{name: "Proxy (with fix)", file: "proxy-fix", proxy: &fix, noRetry: true}, &fw.fix},
 		{stage{name: fmt.Sprintf("Proxy (fix, %s budget)", report.Bytes(int64(small))), file: "proxy-fix-small-budget", proxy: &tiny}, &fw.small},
 		{stage{name: "Proxy (adaptive)", file: "proxy-adaptive", proxy: &adaptive}, &fw.adaptive},

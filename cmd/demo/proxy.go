@@ -42,11 +42,14 @@ func (f *transportFlags) config(fs *flag.FlagSet) (transport.Config, error) {
 		return transport.Config{}, usageError{err}
 	}
 	set := setFlags(fs)
+	// A size <= 0 disables buffering, as in the environment.
 	if set["total-bytes"] {
-		cfg.TotalBytes = int64(f.total)
+		cfg.TotalBytes = max(int64(f.total), 0)
+		cfg.Disabled = f.total <= 0
 	}
 	if set["per-request-bytes"] {
-		cfg.PerRequestBytes = int64(f.perRequest)
+		cfg.PerRequestBytes = max(int64(f.perRequest), 0)
+		cfg.Disabled = cfg.Disabled || f.perRequest <= 0
 	}
 	if set["adaptive"] {
 		cfg.Adaptive = f.adaptive

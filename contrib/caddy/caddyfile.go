@@ -75,6 +75,10 @@ func (t *Transport) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&t.Name) {
 				return d.ArgErr()
 			}
+		case "env_prefix":
+			if !d.AllArgs(&t.EnvPrefix) {
+				return d.ArgErr()
+			}
 		default:
 			rest = append(rest, d.NextSegment()...)
 		}

@@ -14,32 +14,40 @@ const (
 	onRefusedError   = "error"
 )
 
-// config returns the library's Config for t's settings over
-// transport.ConfigFromEnv, and whether a refused request is answered by a
-// response (OnRefused). An error names the malformed setting (or variable)
-// and carries one prefix: the library's for a variable, teebody's for a
-// setting.
+// config returns the library's Config for t's settings, over
+// transport.ConfigFromEnvPrefix(t.EnvPrefix) if EnvPrefix is set, and
+// whether a refused request is answered by a response (OnRefused). An
+// error names the malformed setting (or variable) and carries one prefix:
+// the library's for a variable, teebody's for a setting.
 func (t *Transport) config() (cfg transport.Config, respond bool, err error) {
-	cfg, err = transport.ConfigFromEnv()
-	if err != nil {
-		return transport.Config{}, false, err
+	if t.EnvPrefix != "" {
+		if cfg, err = transport.ConfigFromEnvPrefix(t.EnvPrefix); err != nil {
+			return transport.Config{}, false, err
+		}
 	}
 	for _, s := range []struct {
 		name, value string
 		to          *int64
+		off         *bool // set by a size <= 0; nil: the size is -1 then
 	}{
-		{"total", t.Total, &cfg.TotalBytes},
-		{"per_request", t.PerRequest, &cfg.PerRequestBytes},
-		{"adaptive_floor", t.AdaptiveFloor, &cfg.AdaptiveFloorBytes},
+		{"total", t.Total, &cfg.TotalBytes, &cfg.Disabled},
+		{"per_request", t.PerRequest, &cfg.PerRequestBytes, &cfg.Disabled},
+		{"adaptive_floor", t.AdaptiveFloor, &cfg.AdaptiveFloorBytes, nil},
 	} {
 		if s.value == "" {
 			continue
 		}
 		n, err := parseSizeSetting(s.name, s.value)
-		if err != nil {
+		switch {
+		case err != nil:
 			return transport.Config{}, false, fmt.Errorf("teebody: %w", err)
+		case n > 0:
+			*s.to = n
+		case s.off != nil:
+			*s.off = true
+		default:
+			*s.to = -1
 		}
-		*s.to = n
 	}
 	if t.Adaptive != nil {
 		cfg.Adaptive = *t.Adaptive

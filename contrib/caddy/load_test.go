@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/teebody/teebody/pkg/transport"
 )
 
 // loadJSON posts a JSON config to the admin endpoint of the running Caddy (a
@@ -68,7 +70,7 @@ func TestLoadErrors(t *testing.T) {
 		{"adaptive_floor", `{"protocol":"teebody","adaptive_floor":"KiB"}`, "", `teebody: adaptive_floor: invalid size "KiB": want a decimal number`},
 		{"retry_after", `{"protocol":"teebody","retry_after":-1000000000}`, "", `teebody: retry_after: -1s is negative`},
 		{"on_refused", `{"protocol":"teebody","on_refused":"maybe"}`, "", `teebody: on_refused: "maybe"`},
-		{"environment", `{"protocol":"teebody"}`, "12XB", `: transport: TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL: invalid size "12XB": unknown unit "XB"`},
+		{"environment", `{"protocol":"teebody","env_prefix":"TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_"}`, "12XB", `: transport: TELEPORT_UNSTABLE_KUBE_RETRY_BUFFER_TOTAL: invalid size "12XB": unknown unit "XB"`},
 		{"http setting", `{"protocol":"teebody","versions":["9"]}`, "", `unsupported HTTP version: 9`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,5 +110,33 @@ func TestNames(t *testing.T) {
 	code, body = loadJSON(t, proxyConfig(t, `{"protocol":"teebody","name":"api"}`, `{"protocol":"teebody","name":"api"}`))
 	if code == http.StatusOK || !strings.Contains(body, `teebody: name: "api"`) {
 		t.Errorf("load of two transports named api: %d %s, want an error naming the name", code, body)
+	}
+}
+
+// TestEnvOnlyWhenAsked: a transport reads the environment only under the
+// prefix its env_prefix names. Teleport's variables, set for another
+// program of the host, change nothing else.
+func TestEnvOnlyWhenAsked(t *testing.T) {
+	t.Setenv(transport.EnvPrefix+"TOTAL", "1MiB")
+	t.Setenv("MYCADDY_TOTAL", "2MiB")
+	tester, _ := startCaddy(t, "%s {\n\trespond ok\n}\n")
+	code, body := loadJSON(t, proxyConfig(t,
+		`{"protocol":"teebody","name":"plain"}`,
+		`{"protocol":"teebody","name":"teleport","env_prefix":"`+transport.EnvPrefix+`"}`,
+		`{"protocol":"teebody","name":"mine","env_prefix":"MYCADDY_"}`,
+		`{"protocol":"teebody","name":"off","total":"0"}`))
+	if code != http.StatusOK {
+		t.Fatalf("load: %d %s", code, body)
+	}
+	m := metrics(t, tester)
+	for series, want := range map[string]float64{
+		`teebody_budget_bytes{transport="plain"}`:    500 << 20,
+		`teebody_budget_bytes{transport="teleport"}`: 1 << 20,
+		`teebody_budget_bytes{transport="mine"}`:     2 << 20,
+		`teebody_budget_bytes{transport="off"}`:      0,
+	} {
+		if got := metric(t, m, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
 	}
 }

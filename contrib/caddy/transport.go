@@ -22,9 +22,9 @@ func init() {
 // documentation). Its JSON object holds every field of
 // reverseproxy.HTTPTransport, which it embeds, and the settings below.
 //
-// A setting that is absent takes its value from the environment, as
-// transport.ConfigFromEnv reads it (the variables that begin with
-// transport.EnvPrefix), else the library's default (transport.DefaultConfig).
+// A setting that is absent takes the library's default
+// (transport.DefaultConfig), or, if EnvPrefix is set, its value from the
+// environment.
 //
 // Caddy provisions a Transport once per config load; after Provision, its
 // RoundTrip is safe for concurrent use, as Caddy requires. It is not usable
@@ -42,7 +42,8 @@ type Transport struct {
 
 	// PerRequest bounds the bytes held for the replay of one request body
 	// (transport.Config.PerRequestBytes), as a size; it is capped at Total.
-	// A longer body streams on and loses only its replay. Default: 50MiB.
+	// A longer body streams on and loses only its replay. "0" or less
+	// disables buffering. Default: 50MiB.
 	PerRequest string `json:"per_request,omitempty"`
 
 	// Adaptive buffers a body only when its upstream sent a GOAWAY lately,
@@ -51,8 +52,15 @@ type Transport struct {
 
 	// AdaptiveFloor is, in adaptive mode, what is kept of a body for an
 	// upstream that sent no GOAWAY lately (transport.Config.AdaptiveFloorBytes),
-	// as a size. Default: 64KiB.
+	// as a size. "0" or less keeps nothing. Default: 64KiB.
 	AdaptiveFloor string `json:"adaptive_floor,omitempty"`
+
+	// EnvPrefix, if set, makes the settings above that are absent take
+	// their values from the environment variables that begin with it, as
+	// transport.ConfigFromEnvPrefix reads them: TOTAL, PER_REQ, ADAPTIVE
+	// and ADAPTIVE_FLOOR. Teleport's names begin with
+	// transport.EnvPrefix. Default: none; the environment is not read.
+	EnvPrefix string `json:"env_prefix,omitempty"`
 
 	// RetryAfter is the delay announced by the Retry-After header of a 429
 	// (transport.Config.RetryAfter), rounded up to whole seconds. Zero

@@ -14,7 +14,7 @@ import (
 func adaptiveConfig() transport.Config {
 	cfg := quietConfig()
 	cfg.Adaptive = true
-	cfg.AdaptiveFloorBytes = 0
+	cfg.AdaptiveFloorBytes = -1 // no floor
 	return cfg
 }
 

@@ -25,7 +25,7 @@ func TestAdaptiveFloorKeepsSmallWrites(t *testing.T) {
 		floor int64
 	}{
 		{"floor 64KiB", transport.DefaultAdaptiveFloorBytes},
-		{"no floor", 0},
+		{"no floor", -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := refusingUpstream(t) // refuses streams with a GOAWAY: replays are certain

@@ -31,8 +31,8 @@ import (
 func TestBudgetSpent(t *testing.T) {
 	u := refusingUpstream(t)
 	cfg := quietConfig()
-	cfg.TotalBytes, cfg.PerRequestBytes = 256<<10, 128<<10
-	cfg.Budget = teebody.NewBudget(cfg.TotalBytes)
+	cfg.PerRequestBytes = 128 << 10
+	cfg.Budget = teebody.NewBudget(256 << 10)
 	tr := transport.New(transportTo(t, u.srv), cfg)
 	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
 	client := f.client(t)
@@ -105,8 +105,8 @@ func TestBudgetSpent(t *testing.T) {
 	release := spendBudget(t, cfg.Budget)
 	round(0, true)
 	t.Logf("round 0: requests sent %d, 429s seen %d, GOAWAYs %d; stats %+v", sent.Load(), retryLater.Load(), u.srv.Goaways(), tr.Stats())
-	if got := cfg.Budget.InUse(); got != cfg.TotalBytes {
-		t.Errorf("the other holder kept %d bytes of the budget through round 0, want all %d", got, cfg.TotalBytes)
+	if got, total := cfg.Budget.InUse(), cfg.Budget.Total(); got != total {
+		t.Errorf("the other holder kept %d bytes of the budget through round 0, want all %d", got, total)
 	}
 	if retryLater.Load() == 0 {
 		t.Error("no 429 in round 0, where the first connection refused a write that could not be kept")
@@ -130,8 +130,8 @@ func TestBudgetSpent(t *testing.T) {
 	if st.RetryLaterWritten != retryLater.Load() {
 		t.Errorf("Stats.RetryLaterWritten = %d, but clients saw %d", st.RetryLaterWritten, retryLater.Load())
 	}
-	if st.PeakBytesHeld > cfg.TotalBytes {
-		t.Errorf("peak bytes held %d > budget %d", st.PeakBytesHeld, cfg.TotalBytes)
+	if st.PeakBytesHeld > cfg.Budget.Total() {
+		t.Errorf("peak bytes held %d > budget %d", st.PeakBytesHeld, cfg.Budget.Total())
 	}
 	if u.wrong.Load() != 0 {
 		t.Errorf("%d bodies arrived with wrong bytes", u.wrong.Load())

@@ -21,32 +21,36 @@ const (
 	DefaultAdaptiveFloorBytes = 64 << 10
 )
 
-// Config configures a Transport. The zero Config disables buffering: every
-// request passes through untouched. Start from DefaultConfig or
-// ConfigFromEnv.
+// Config configures a Transport. A zero field means its default, so the
+// zero Config is DefaultConfig. Set Disabled to turn buffering off.
 //
-// The most held for request bodies is TotalBytes (or Budget's total) plus up
-// to 64 KiB per body in flight: the chunk a body reads into.
+// The most held for request bodies is the total plus up to 64 KiB per body
+// in flight: the chunk a body reads into.
 type Config struct {
+	// Disabled turns buffering off: every request passes through untouched.
+	Disabled bool
+
 	// TotalBytes bounds the bytes held for replay by all requests together.
-	// <= 0 disables buffering. When Budget is set, its total is the bound,
-	// but TotalBytes <= 0 still disables buffering.
+	// 0 means DefaultTotalBytes. A negative value holds nothing: buffering
+	// is off. Set TotalBytes or Budget, not both.
 	TotalBytes int64
 
+	// Budget, when set, is the byte budget charged for what is held, and
+	// may be shared; its total is the bound. nil: New makes a budget of
+	// TotalBytes, and Wrap one for all the Transports it returns. New
+	// panics if both Budget and TotalBytes are set.
+	Budget *teebody.Budget
+
 	// PerRequestBytes bounds the bytes held for the replay of one request.
-	// A longer body streams on and loses only its replay. <= 0 disables
-	// buffering. New caps it at TotalBytes, and at Budget's total if set.
+	// A longer body streams on and loses only its replay. 0 means
+	// DefaultPerRequestBytes. A negative value holds nothing: buffering is
+	// off. New caps it at the total.
 	PerRequestBytes int64
 
 	// RetryAfter is the delay that ErrorHandler's 429 announces in
 	// Retry-After, rounded up to whole seconds, and its gRPC answer in
 	// grpc-retry-pushback-ms. <= 0 means DefaultRetryAfter.
 	RetryAfter time.Duration
-
-	// Budget, when set, is the byte budget charged for what is held, and
-	// may be shared. nil: New makes a budget of TotalBytes, and Wrap one for
-	// all the Transports it returns.
-	Budget *teebody.Budget
 
 	// Adaptive buffers bodies in full only for upstreams that sent GOAWAY
 	// lately. An upstream is the scheme and host of the outgoing URL. A
@@ -66,9 +70,10 @@ type Config struct {
 	AdaptiveWindow time.Duration
 
 	// AdaptiveFloorBytes is what adaptive mode keeps of a body for an
-	// upstream without a trace (see Adaptive). New caps it at the
-	// per-request limit. <= 0 turns the floor off: every body to such an
-	// upstream passes through. Upstreams with a trace are not affected.
+	// upstream without a trace (see Adaptive). 0 means
+	// DefaultAdaptiveFloorBytes. A negative value keeps nothing: every body
+	// to such an upstream passes through. New caps it at the per-request
+	// limit. Upstreams with a trace are not affected.
 	AdaptiveFloorBytes int64
 
 	// ErrorLog receives the errors that ErrorHandler answers with 502, as
@@ -77,34 +82,42 @@ type Config struct {
 	ErrorLog *log.Logger
 }
 
-// DefaultConfig returns a Config of the Default values, with adaptive mode
-// off.
-func DefaultConfig() Config {
-	return Config{
-		TotalBytes:         DefaultTotalBytes,
-		PerRequestBytes:    DefaultPerRequestBytes,
-		RetryAfter:         DefaultRetryAfter,
-		AdaptiveFloorBytes: DefaultAdaptiveFloorBytes,
-	}
-}
+// DefaultConfig returns the zero Config, whose fields all mean their
+// defaults: a total of DefaultTotalBytes, DefaultPerRequestBytes per
+// request, DefaultRetryAfter, and adaptive mode off.
+func DefaultConfig() Config { return Config{} }
 
-// enabled reports whether c buffers anything at all.
+// enabled reports whether c, as applied, buffers anything at all.
 func (c Config) enabled() bool {
-	return c.TotalBytes > 0 && c.PerRequestBytes > 0 && (c.Budget == nil || c.Budget.Total() > 0)
+	total := c.TotalBytes
+	if c.Budget != nil {
+		total = c.Budget.Total()
+	}
+	return !c.Disabled && total > 0 && c.PerRequestBytes > 0
 }
 
 // applied returns c as New applies it, which Transport.Config reports:
+//   - the default in place of each zero field, and of a RetryAfter or
+//     AdaptiveWindow < 0; TotalBytes stays 0 when Budget is set;
 //   - PerRequestBytes capped at the bytes the budget can ever hold, since a
 //     body that could never be held whole is not worth holding in part;
 //   - AdaptiveFloorBytes capped at PerRequestBytes, so that adaptive mode
-//     passes through a quiet body it could not hold whole;
-//   - the default in place of a RetryAfter or AdaptiveWindow <= 0.
+//     passes through a quiet body it could not hold whole.
+//
+// It panics if c sets both Budget and TotalBytes.
 func (c Config) applied() Config {
-	c.PerRequestBytes = min(c.PerRequestBytes, c.TotalBytes)
+	total := c.TotalBytes
 	if c.Budget != nil {
-		c.PerRequestBytes = min(c.PerRequestBytes, c.Budget.Total())
+		if c.TotalBytes != 0 {
+			panic("transport: Config sets both Budget and TotalBytes")
+		}
+		total = c.Budget.Total()
+	} else {
+		c.TotalBytes = orDefault(c.TotalBytes, DefaultTotalBytes)
+		total = c.TotalBytes
 	}
-	c.AdaptiveFloorBytes = min(c.AdaptiveFloorBytes, c.PerRequestBytes)
+	c.PerRequestBytes = min(orDefault(c.PerRequestBytes, DefaultPerRequestBytes), total)
+	c.AdaptiveFloorBytes = min(orDefault(c.AdaptiveFloorBytes, DefaultAdaptiveFloorBytes), c.PerRequestBytes)
 	if c.RetryAfter <= 0 {
 		c.RetryAfter = DefaultRetryAfter
 	}
@@ -112,6 +125,14 @@ func (c Config) applied() Config {
 		c.AdaptiveWindow = DefaultAdaptiveWindow
 	}
 	return c
+}
+
+// orDefault returns n, or def if n is 0.
+func orDefault(n, def int64) int64 {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
 // Config returns the Config that t applies: the one given to New, with its

@@ -19,10 +19,11 @@ func ConfigFromEnv() (Config, error) {
 
 // ConfigFromEnvPrefix returns DefaultConfig overridden by the environment.
 // It reads the variables named prefix followed by:
-//   - TOTAL, which sets TotalBytes;
-//   - PER_REQ, which sets PerRequestBytes;
+//   - TOTAL, which sets TotalBytes; <= 0 sets Disabled;
+//   - PER_REQ, which sets PerRequestBytes; <= 0 sets Disabled;
 //   - ADAPTIVE, which sets Adaptive;
-//   - ADAPTIVE_FLOOR, which sets AdaptiveFloorBytes.
+//   - ADAPTIVE_FLOOR, which sets AdaptiveFloorBytes; <= 0 turns the floor
+//     off.
 //
 // Sizes take the forms of ParseSize. ADAPTIVE takes the forms of
 // strconv.ParseBool: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False.
@@ -31,19 +32,21 @@ func ConfigFromEnv() (Config, error) {
 // them.
 //
 // The error names every malformed variable, one per line, and quotes its
-// value. An error about a
-// size matches ErrInvalidSize. With an error, the Config is the zero Config.
+// value. An error about a size matches ErrInvalidSize. With an error, the
+// Config holds the default in place of each malformed variable, so that it
+// never turns buffering off by mistake.
 func ConfigFromEnvPrefix(prefix string) (Config, error) {
-	cfg := DefaultConfig()
+	var cfg Config
 	r := envReader{prefix: prefix}
-	r.size("TOTAL", &cfg.TotalBytes)
-	r.size("PER_REQ", &cfg.PerRequestBytes)
+	r.limit("TOTAL", &cfg.TotalBytes, &cfg.Disabled)
+	r.limit("PER_REQ", &cfg.PerRequestBytes, &cfg.Disabled)
 	r.bool("ADAPTIVE", &cfg.Adaptive)
-	r.size("ADAPTIVE_FLOOR", &cfg.AdaptiveFloorBytes)
-	if err := errors.Join(r.errs...); err != nil {
-		return Config{}, err
+	var floorOff bool
+	r.limit("ADAPTIVE_FLOOR", &cfg.AdaptiveFloorBytes, &floorOff)
+	if floorOff {
+		cfg.AdaptiveFloorBytes = -1
 	}
-	return cfg, nil
+	return cfg, errors.Join(r.errs...)
 }
 
 // envReader reads the variables of one prefix and collects their errors.
@@ -60,17 +63,21 @@ func (r *envReader) lookup(suffix string) (value, name string, ok bool) {
 	return value, name, ok && strings.TrimSpace(value) != ""
 }
 
-func (r *envReader) size(suffix string, dst *int64) {
+// limit reads the size prefix+suffix into dst, or sets off if it is <= 0.
+func (r *envReader) limit(suffix string, dst *int64, off *bool) {
 	s, name, ok := r.lookup(suffix)
 	if !ok {
 		return
 	}
 	n, err := parseSize(s)
-	if err != nil {
+	switch {
+	case err != nil:
 		r.errs = append(r.errs, fmt.Errorf("transport: %s: %w", name, err))
-		return
+	case n <= 0:
+		*off = true
+	default:
+		*dst = n
 	}
-	*dst = n
 }
 
 func (r *envReader) bool(suffix string, dst *bool) {

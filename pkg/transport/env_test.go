@@ -33,30 +33,34 @@ func TestConfigFromEnvPrefixConstant(t *testing.T) {
 // total.
 func TestConfigFromEnv(t *testing.T) {
 	const mib = 1 << 20
-	def := transport.DefaultConfig()
+	if def := transport.DefaultConfig(); def != (transport.Config{}) {
+		t.Fatalf("DefaultConfig() = %+v, want the zero Config", def)
+	}
+	def := transport.New(nil, transport.Config{}).Config()
 	if def.TotalBytes != 500*mib || def.PerRequestBytes != 50*mib || def.RetryAfter != transport.DefaultRetryAfter ||
-		def.AdaptiveFloorBytes != 64<<10 {
-		t.Fatalf("DefaultConfig() = %+v", def)
+		def.AdaptiveFloorBytes != 64<<10 || def.Disabled {
+		t.Fatalf("New(nil, Config{}).Config() = %+v, want the defaults", def)
 	}
 	cases := []struct {
 		name                       string
 		total, perReq, floor       string // "-" leaves the variable unset
+		wantOff                    bool
 		wantTotal, want, wantFloor int64
 	}{
-		{"unset", "-", "-", "-", 500 * mib, 50 * mib, 64 << 10},
-		{"empty", "", " ", "\t", 500 * mib, 50 * mib, 64 << 10},
-		{"all", "1GiB", "10Mi", "1MB", 1 << 30, 10 * mib, 1e6},
-		{"plain bytes", "1048576", "4096", "100", mib, 4096, 100},
-		{"per request capped at total", "20MiB", "-", "-", 20 * mib, 20 * mib, 64 << 10},
-		{"per request above total", "1MiB", "2MiB", "-", mib, mib, 64 << 10},
-		{"total 0 disables per request", "0", "-", "-", 0, 0, 0},
-		{"total negative", "-5", "-", "-", -5, -5, -5},
-		{"total 0, per request set", "0", "10MiB", "-", 0, 0, 0},
-		{"per request disabled", "-", "0", "-", 500 * mib, 0, 0},
-		{"floor above per request", "-", "16KiB", "64KiB", 500 * mib, 16 << 10, 16 << 10},
-		{"floor above a capped per request", "32KiB", "-", "1MiB", 32 << 10, 32 << 10, 32 << 10},
-		{"floor off", "-", "-", "0", 500 * mib, 50 * mib, 0},
-		{"floor negative", "-", "-", "-1", 500 * mib, 50 * mib, -1},
+		{"unset", "-", "-", "-", false, 500 * mib, 50 * mib, 64 << 10},
+		{"empty", "", " ", "\t", false, 500 * mib, 50 * mib, 64 << 10},
+		{"all", "1GiB", "10Mi", "1MB", false, 1 << 30, 10 * mib, 1e6},
+		{"plain bytes", "1048576", "4096", "100", false, mib, 4096, 100},
+		{"per request capped at total", "20MiB", "-", "-", false, 20 * mib, 20 * mib, 64 << 10},
+		{"per request above total", "1MiB", "2MiB", "-", false, mib, mib, 64 << 10},
+		{"total 0 disables", "0", "-", "-", true, 500 * mib, 50 * mib, 64 << 10},
+		{"total negative disables", "-5", "-", "-", true, 500 * mib, 50 * mib, 64 << 10},
+		{"total 0, per request set", "0", "10MiB", "-", true, 500 * mib, 10 * mib, 64 << 10},
+		{"per request 0 disables", "-", "0", "-", true, 500 * mib, 50 * mib, 64 << 10},
+		{"floor above per request", "-", "16KiB", "64KiB", false, 500 * mib, 16 << 10, 16 << 10},
+		{"floor above a capped per request", "32KiB", "-", "1MiB", false, 32 << 10, 32 << 10, 32 << 10},
+		{"floor 0 is off", "-", "-", "0", false, 500 * mib, 50 * mib, -1},
+		{"floor negative is off", "-", "-", "-1", false, 500 * mib, 50 * mib, -1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,11 +72,15 @@ func TestConfigFromEnv(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ConfigFromEnv: %v", err)
 			}
-			want := transport.Config{TotalBytes: tc.wantTotal, PerRequestBytes: tc.want,
+			want := transport.Config{Disabled: tc.wantOff, TotalBytes: tc.wantTotal, PerRequestBytes: tc.want,
 				RetryAfter: transport.DefaultRetryAfter, AdaptiveWindow: transport.DefaultAdaptiveWindow,
 				AdaptiveFloorBytes: tc.wantFloor}
-			if got := transport.New(nil, cfg).Config(); got != want {
+			tr := transport.New(nil, cfg)
+			if got := tr.Config(); got != want {
 				t.Errorf("New(ConfigFromEnv()).Config() = %+v\nwant %+v", got, want)
+			}
+			if on := tr.Stats().BudgetBytes != 0; on == tc.wantOff {
+				t.Errorf("buffering on: %v, want %v", on, !tc.wantOff)
 			}
 		})
 	}
@@ -87,8 +95,7 @@ func TestConfigFromEnvPrefix(t *testing.T) {
 	setEnv(t, "MYPROXY_ADAPTIVE", "1")
 	setEnv(t, "MYPROXY_ADAPTIVE_FLOOR", "3kB")
 	cfg, err := transport.ConfigFromEnvPrefix("MYPROXY_")
-	want := transport.Config{TotalBytes: 1e9, PerRequestBytes: 2e6, RetryAfter: transport.DefaultRetryAfter,
-		Adaptive: true, AdaptiveFloorBytes: 3e3}
+	want := transport.Config{TotalBytes: 1e9, PerRequestBytes: 2e6, Adaptive: true, AdaptiveFloorBytes: 3e3}
 	if err != nil || cfg != want {
 		t.Errorf("ConfigFromEnvPrefix = %+v, %v\nwant %+v, nil", cfg, err, want)
 	}
@@ -124,7 +131,7 @@ func TestConfigFromEnvAdaptive(t *testing.T) {
 			t.Errorf("%s=%q: error\n got %q\nwant %q", envAdapt, val, got, want)
 		}
 		if cfg != (transport.Config{}) {
-			t.Errorf("config with the error = %+v, want the zero Config", cfg)
+			t.Errorf("config with the error = %+v, want the defaults (the zero Config)", cfg)
 		}
 	}
 }
@@ -149,7 +156,7 @@ func TestConfigFromEnvErrors(t *testing.T) {
 					t.Errorf("error\n got %q\nwant %q", got, want)
 				}
 				if cfg != (transport.Config{}) {
-					t.Errorf("config with the error = %+v, want the zero Config", cfg)
+					t.Errorf("config with the error = %+v, want the defaults (the zero Config)", cfg)
 				}
 			})
 		}
@@ -173,12 +180,26 @@ func TestConfigFromEnvErrors(t *testing.T) {
 		t.Errorf("error %v does not match ErrInvalidSize", err)
 	}
 	if cfg != (transport.Config{}) {
-		t.Errorf("config with the error = %+v, want the zero Config", cfg)
+		t.Errorf("config with the error = %+v, want the defaults (the zero Config)", cfg)
+	}
+
+	// A typo keeps the fix on: the malformed variable keeps its default,
+	// the others apply.
+	setEnv(t, envTotal, "1GiB")
+	setEnv(t, envPerReq, "5OMiB") // a letter O for a zero
+	setEnv(t, envAdapt, "-")
+	setEnv(t, envFloor, "-")
+	cfg, err = transport.ConfigFromEnv()
+	if err == nil || cfg != (transport.Config{TotalBytes: 1 << 30}) {
+		t.Errorf("with a typo: %+v, %v; want a total of 1 GiB and the other defaults, and an error", cfg, err)
+	}
+	if got := transport.New(nil, cfg).Stats().BudgetBytes; got != 1<<30 {
+		t.Errorf("with a typo: BudgetBytes %d, want 1 GiB: buffering stays on", got)
 	}
 
 	setEnv(t, envTotal, "-")
 	setEnv(t, envPerReq, "-")
-	setEnv(t, envFloor, "-")
+	setEnv(t, envAdapt, "yes")
 	if _, err := transport.ConfigFromEnv(); errors.Is(err, transport.ErrInvalidSize) {
 		t.Errorf("a malformed boolean alone matches ErrInvalidSize: %v", err)
 	}
@@ -201,8 +222,9 @@ func TestConfigDefaultsApplied(t *testing.T) {
 
 // TestConfigFromEnvLayered: ConfigFromEnv returns each value as read, so a
 // caller's own setting over it takes effect: a total of the caller's own
-// enables buffering that the environment's total of 0 disabled, with the
-// default per-request limit capped at it.
+// (Disabled off, a total of its own) enables buffering that the
+// environment's total of 0 disabled, with the default per-request limit
+// capped at it.
 func TestConfigFromEnvLayered(t *testing.T) {
 	setEnv(t, envTotal, "0")
 	setEnv(t, envPerReq, "-")
@@ -212,7 +234,10 @@ func TestConfigFromEnvLayered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.TotalBytes = 1 << 20
+	if !cfg.Disabled {
+		t.Fatalf("%s=0: Disabled false, want true", envTotal)
+	}
+	cfg.Disabled, cfg.TotalBytes = false, 1<<20
 	got := transport.New(nil, cfg).Config()
 	if got.TotalBytes != 1<<20 || got.PerRequestBytes != 1<<20 || got.AdaptiveFloorBytes != 64<<10 {
 		t.Errorf("New(...).Config() = %+v, want 1 MiB in all and per request, and a 64 KiB floor", got)

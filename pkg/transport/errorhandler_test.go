@@ -277,7 +277,7 @@ func TestErrorHandlerDeadUpstream(t *testing.T) {
 // Retry-After, one that is inside it a Status.
 func TestErrorHandlerRefusedPlain(t *testing.T) {
 	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), proxytest.Options{RefuseEvery: 1})
-	cfg := transport.Config{RetryAfter: 3 * time.Second} // no buffering: no body can be sent again
+	cfg := transport.Config{Disabled: true, RetryAfter: 3 * time.Second} // no body can be sent again
 	tr := transport.New(transportTo(t, up), cfg)
 	target, err := url.Parse(up.URL)
 	if err != nil {

@@ -151,8 +151,9 @@ func ExampleWrap() {
 	// buffered: 1
 }
 
-// ConfigFromEnv starts from DefaultConfig and reads the variables that
-// begin with EnvPrefix. The limits come capped as New caps them.
+// ConfigFromEnv starts from DefaultConfig, the zero Config, and reads the
+// variables that begin with EnvPrefix. New fills in the defaults and caps
+// the limits.
 func ExampleConfigFromEnv() {
 	os.Setenv(transport.EnvPrefix+"TOTAL", "1GiB")
 	os.Setenv(transport.EnvPrefix+"PER_REQ", "2Gi") // capped at the total
@@ -165,16 +166,20 @@ func ExampleConfigFromEnv() {
 
 	os.Setenv(transport.EnvPrefix+"TOTAL", "0") // disables buffering
 	cfg, err = transport.ConfigFromEnv()
-	applied = transport.New(nil, cfg).Config()
-	fmt.Println(applied.TotalBytes, applied.PerRequestBytes, err)
+	fmt.Println(cfg.Disabled, err)
+
+	os.Setenv(transport.EnvPrefix+"TOTAL", "1OOMiB") // a typo keeps the default
+	cfg, err = transport.ConfigFromEnv()
+	fmt.Println(cfg.Disabled, cfg.TotalBytes, err != nil)
 
 	for _, suffix := range []string{"TOTAL", "PER_REQ", "ADAPTIVE", "ADAPTIVE_FLOOR"} {
 		os.Unsetenv(transport.EnvPrefix + suffix)
 	}
 	// Output:
-	// 1073741824 2147483648 true 0 <nil>
+	// 1073741824 2147483648 true -1 <nil>
 	// 1073741824 1073741824
-	// 0 0 <nil>
+	// true <nil>
+	// false 0 true
 }
 
 // A program other than Teleport names its own variables. One error reports
@@ -182,7 +187,8 @@ func ExampleConfigFromEnv() {
 func ExampleConfigFromEnvPrefix() {
 	os.Setenv("MYPROXY_BUFFER_TOTAL", "100MB")
 	cfg, err := transport.ConfigFromEnvPrefix("MYPROXY_BUFFER_")
-	fmt.Println(cfg.TotalBytes, cfg.PerRequestBytes, err)
+	applied := transport.New(nil, cfg).Config() // the defaults filled in
+	fmt.Println(applied.TotalBytes, applied.PerRequestBytes, err)
 
 	os.Setenv("MYPROXY_BUFFER_PER_REQ", "12XB")
 	os.Setenv("MYPROXY_BUFFER_ADAPTIVE", "yes")

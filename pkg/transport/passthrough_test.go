@@ -45,8 +45,9 @@ func newEcho(t *testing.T) *httptest.Server {
 
 func TestPassThrough(t *testing.T) {
 	srv := newEcho(t)
-	disabled := transport.Config{TotalBytes: 0, PerRequestBytes: 50 << 20}
-	disabledPerReq := transport.Config{TotalBytes: 500 << 20, PerRequestBytes: 0}
+	disabled := transport.Config{Disabled: true}
+	noTotal := transport.Config{TotalBytes: -1}
+	noPerReq := transport.Config{PerRequestBytes: -1}
 	cases := []struct {
 		name   string
 		cfg    transport.Config
@@ -74,11 +75,11 @@ func TestPassThrough(t *testing.T) {
 			r.Header.Set("X-Stream-Protocol-Version", "v4.channel.k8s.io")
 			r.Body, r.ContentLength = http.NoBody, 0
 		}, func(s transport.PassThroughStats) int64 { return s.Upgrade }},
-		{"total disabled", disabled, func(*http.Request) {},
+		{"Disabled", disabled, func(*http.Request) {},
 			func(s transport.PassThroughStats) int64 { return s.Disabled }},
-		{"per request disabled", disabledPerReq, func(*http.Request) {},
+		{"negative total", noTotal, func(*http.Request) {},
 			func(s transport.PassThroughStats) int64 { return s.Disabled }},
-		{"zero Config", transport.Config{}, func(*http.Request) {},
+		{"negative per request", noPerReq, func(*http.Request) {},
 			func(s transport.PassThroughStats) int64 { return s.Disabled }},
 	}
 	for _, tc := range cases {

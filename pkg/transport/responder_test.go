@@ -38,7 +38,7 @@ func TestResponderGOAWAY(t *testing.T) {
 		fail bool // whether some requests must be answered 429
 	}{
 		{"default", quietConfig(), false},
-		{"disabled", transport.Config{}, true},
+		{"disabled", transport.Config{Disabled: true}, true},
 		{"spent budget", transport.Config{TotalBytes: 256, PerRequestBytes: 256}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,7 +24,7 @@ func TestUnbufferedGoawayAnswersRetryLater(t *testing.T) {
 			u := refusingUpstream(t)
 			// Disabled (no budget): nothing is replayable, and adaptive mode
 			// changes nothing.
-			tr := transport.New(transportTo(t, u.srv), transport.Config{Adaptive: true})
+			tr := transport.New(transportTo(t, u.srv), transport.Config{Disabled: true, Adaptive: true})
 			var (
 				mu    sync.Mutex
 				kinds = map[string]int{} // guarded by mu: errors ErrorHandler was given, by class

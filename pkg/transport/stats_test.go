@@ -26,14 +26,15 @@ func TestStatsBudgetBytes(t *testing.T) {
 		{"default", transport.New(nil, quietConfig()), transport.DefaultTotalBytes},
 		{"total bytes", transport.New(nil, with(func(c *transport.Config) { c.TotalBytes = 1 << 20 })), 1 << 20},
 		{"shared budget", transport.New(nil, with(func(c *transport.Config) {
-			c.TotalBytes, c.Budget = 1<<20, shared
+			c.Budget = shared
 		})), 3 << 20},
 		{"wrap", transport.Wrap(with(func(c *transport.Config) {
 			c.TotalBytes = 2 << 20
 		}))(http.DefaultTransport).(*transport.Transport), 2 << 20},
-		{"zero config", transport.New(nil, transport.Config{}), 0},
-		{"no total", transport.New(nil, with(func(c *transport.Config) { c.TotalBytes = 0 })), 0},
-		{"no per request", transport.New(nil, with(func(c *transport.Config) { c.PerRequestBytes = 0 })), 0},
+		{"zero config", transport.New(nil, transport.Config{}), transport.DefaultTotalBytes},
+		{"disabled", transport.New(nil, with(func(c *transport.Config) { c.Disabled = true })), 0},
+		{"negative total", transport.New(nil, with(func(c *transport.Config) { c.TotalBytes = -1 })), 0},
+		{"negative per request", transport.New(nil, with(func(c *transport.Config) { c.PerRequestBytes = -1 })), 0},
 		{"empty shared budget", transport.New(nil, with(func(c *transport.Config) {
 			c.Budget = teebody.NewBudget(0)
 		})), 0},

@@ -32,7 +32,8 @@ type Transport struct {
 
 // New returns a Transport that hands requests to inner (nil means
 // http.DefaultTransport) within the bounds of cfg. Without cfg.Budget, it
-// makes a budget of cfg.TotalBytes of its own.
+// makes a budget of the total of its own. It panics if cfg sets both
+// Budget and TotalBytes.
 func New(inner http.RoundTripper, cfg Config) *Transport {
 	if inner == nil {
 		inner = http.DefaultTransport
@@ -55,10 +56,11 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 
 // Wrap returns a function for client-go's rest.Config.Wrap, which wraps a
 // RoundTripper in a Transport. Its Transports share one budget: cfg.Budget,
-// or one of cfg.TotalBytes. Each keeps its own Stats and adaptive traces.
+// or one of the total. Each keeps its own Stats and adaptive traces. It
+// panics if cfg sets both Budget and TotalBytes.
 func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
-	if cfg.Budget == nil && cfg.enabled() {
-		cfg.Budget = teebody.NewBudget(cfg.TotalBytes)
+	if applied := cfg.applied(); cfg.Budget == nil && applied.enabled() {
+		cfg.Budget, cfg.TotalBytes = teebody.NewBudget(applied.TotalBytes), 0
 	}
 	return func(inner http.RoundTripper) http.RoundTripper {
 		return New(inner, cfg)
