@@ -6,7 +6,7 @@ replace github.com/teebody/teebody => ../..
 
 require (
 	connectrpc.com/connect v1.21.1
-	github.com/teebody/teebody v0.0.0-20261202120426-de411952eab6
+	github.com/teebody/teebody v0.0.0-20261205092355-38030d196823
 	go.uber.org/goleak v1.3.0
 )
 
