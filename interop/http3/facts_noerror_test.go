@@ -379,8 +379,8 @@ func TestFactLocalNoErrorRacesGoAway(t *testing.T) {
 // nextStep returns the offset's next step: twice step after a miss on the
 // same side as the one before, half of it after a miss on the other side.
 // The window is about a microsecond wide, but the offset that finds it
-// depends on the machine: tens of microseconds under the race detector,
-// hundreds on a busy one.
+// depends on the machine: under the race detector, a few microseconds on
+// an idle one (a hit within ten attempts), hundreds on a busy one.
 func nextStep(step time.Duration, sameSide bool) time.Duration {
 	if sameSide {
 		return min(2*step, 32*time.Microsecond)
