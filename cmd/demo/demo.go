@@ -146,7 +146,8 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 	fmt.Fprintln(c.stdout)
 	_ = report.Proxies(c.stdout, proxies, *markdown)
 	fmt.Fprintln(c.stdout)
-	pass := fw.findings(c.stdout, int64(small), adaptive.AdaptiveFloorBytes, *retryAfter)
+	floor := transport.New(nil, adaptive).Config().AdaptiveFloorBytes // the default filled in
+	pass := fw.findings(c.stdout, int64(small), floor, *retryAfter)
 	if *out != "" {
 		fmt.Fprintf(c.stdout, "\nResults and kubeconfigs are in %s.\n", dir)
 	}

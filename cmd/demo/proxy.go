@@ -114,9 +114,10 @@ func runProxy(ctx context.Context, args []string, c *cli) int {
 				"chain", opts.Chain)
 			return
 		}
+		applied := transport.New(nil, cfg).Config() // the defaults filled in
 		log.Info("proxy listening", "url", p.Spec().Server, "upstream", opts.Upstream.Host, "kubeconfig", *out,
-			"total_bytes", cfg.TotalBytes, "per_request_bytes", cfg.PerRequestBytes, "adaptive", cfg.Adaptive,
-			"retry_after", cfg.RetryAfter, "chain", opts.Chain)
+			"disabled", applied.Disabled, "total_bytes", applied.TotalBytes, "per_request_bytes", applied.PerRequestBytes,
+			"adaptive", applied.Adaptive, "retry_after", applied.RetryAfter, "chain", opts.Chain)
 	})
 	if st, ok := p.Stats(); ok {
 		a, _ := p.Attempts()

@@ -22,9 +22,10 @@ const maxSampleErrors = 10
 // successful operations (create and delete together), in milliseconds.
 //
 // GoawayErrors counts the failures for which transport.ShouldRetryLater
-// holds: the upstream never processed a request, and the client could not
-// send it again (through a proxy the error arrives as the message of a
-// 502's Status, which keeps the text it matches). In the embedded run only
+// holds, or that carry the text of Go's GOAWAY failure (through a proxy
+// without the fix, the error arrives as the message of a 502's Status):
+// the upstream never processed a request, and the client could not send it
+// again. In the embedded run only
 // GOAWAYs end connections; against a real cluster a connection lost
 // otherwise (a load balancer's reset) counts as well.
 type Result struct {

@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
-	"github.com/teebody/teebody/pkg/transport"
 )
 
 // ErrSetup reports a run that could not start: no client, no server
@@ -174,7 +173,7 @@ func (r *runner) cleanup(ctx context.Context, name string) {
 // that a rare kind is not hidden behind a frequent one.
 func (r *runner) fail(err error) {
 	r.failed.Add(1)
-	goaway := transport.ShouldRetryLater(err)
+	goaway := isGoawayFailure(err)
 	if goaway {
 		r.goaway.Add(1)
 	}
