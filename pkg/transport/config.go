@@ -106,7 +106,7 @@ func (c Config) enabled() bool {
 //
 // It panics if c sets both Budget and TotalBytes.
 func (c Config) applied() Config {
-	total := c.TotalBytes
+	var total int64 // what the budget can ever hold
 	if c.Budget != nil {
 		if c.TotalBytes != 0 {
 			panic("transport: Config sets both Budget and TotalBytes")
