@@ -118,6 +118,21 @@ func TestTrailerNotSharedWithFiller(t *testing.T) {
 	}
 }
 
+// replaceBody reads a byte of out's body, so that the filler is running,
+// then takes a newer body from GetBody and closes release, so that the
+// source may end. It returns the older body and the newer.
+func replaceBody(out *http.Request, release chan struct{}) (stale, next io.ReadCloser, err error) {
+	if _, err := io.ReadFull(out.Body, make([]byte, 1)); err != nil {
+		return nil, nil, err
+	}
+	next, err = out.GetBody()
+	if err != nil {
+		return nil, nil, err
+	}
+	close(release)
+	return out.Body, next, nil
+}
+
 // TestTrailerStaleFollower has an inner RoundTripper replace its body with a
 // newer one from GetBody, and go on reading the older one to its end in a
 // goroutine that outlived its attempt (as quic-go's body writer does) while
@@ -131,15 +146,10 @@ func TestTrailerNotSharedWithFiller(t *testing.T) {
 func TestTrailerStaleFollower(t *testing.T) {
 	release := make(chan struct{})
 	inner := roundTripFunc(func(out *http.Request) (*http.Response, error) {
-		if _, err := io.ReadFull(out.Body, make([]byte, 1)); err != nil { // the filler is running
-			return nil, err
-		}
-		stale := out.Body
-		next, err := out.GetBody()
+		stale, next, err := replaceBody(out, release)
 		if err != nil {
 			return nil, err
 		}
-		close(release) // the source may end now, in the filler
 		staleDone := make(chan error)
 		go func() {
 			_, err := io.Copy(io.Discard, stale)
@@ -211,15 +221,10 @@ func TestTrailerStaleWriterMeetsPublish(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
 			inner := roundTripFunc(func(out *http.Request) (*http.Response, error) {
-				if _, err := io.ReadFull(out.Body, make([]byte, 1)); err != nil { // the filler is running
-					return nil, err
-				}
-				stale := out.Body
-				next, err := out.GetBody()
+				stale, next, err := replaceBody(out, release)
 				if err != nil {
 					return nil, err
 				}
-				close(release) // the source may end now, in the filler
 				var staleErr error
 				if tc.staleFirst {
 					_, staleErr = io.Copy(io.Discard, stale)
