@@ -97,16 +97,11 @@ func TestNames(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("load: %d %s", code, body)
 	}
-	m := metrics(t, tester)
-	for series, want := range map[string]float64{
+	checkMetrics(t, metrics(t, tester), map[string]float64{
 		`teebody_budget_bytes{transport="0"}`:   500 << 20,
 		`teebody_budget_bytes{transport="api"}`: 500 << 20,
 		`teebody_budget_bytes{transport="1"}`:   1 << 20,
-	} {
-		if got := metric(t, m, series); got != want {
-			t.Errorf("%s = %v, want %v", series, got, want)
-		}
-	}
+	})
 	code, body = loadJSON(t, proxyConfig(t, `{"protocol":"teebody","name":"api"}`, `{"protocol":"teebody","name":"api"}`))
 	if code == http.StatusOK || !strings.Contains(body, `teebody: name: "api"`) {
 		t.Errorf("load of two transports named api: %d %s, want an error naming the name", code, body)
@@ -128,15 +123,21 @@ func TestEnvOnlyWhenAsked(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("load: %d %s", code, body)
 	}
-	m := metrics(t, tester)
-	for series, want := range map[string]float64{
+	checkMetrics(t, metrics(t, tester), map[string]float64{
 		`teebody_budget_bytes{transport="plain"}`:    500 << 20,
 		`teebody_budget_bytes{transport="teleport"}`: 1 << 20,
 		`teebody_budget_bytes{transport="mine"}`:     2 << 20,
 		`teebody_budget_bytes{transport="off"}`:      0,
-	} {
-		if got := metric(t, m, series); got != want {
-			t.Errorf("%s = %v, want %v", series, got, want)
+	})
+}
+
+// checkMetrics checks that each series in m, metrics in the text format,
+// has the value want gives it.
+func checkMetrics(t *testing.T, m string, want map[string]float64) {
+	t.Helper()
+	for series, w := range want {
+		if got := metric(t, m, series); got != w {
+			t.Errorf("%s = %v, want %v", series, got, w)
 		}
 	}
 }
