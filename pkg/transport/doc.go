@@ -24,7 +24,7 @@
 //
 // Elsewhere:
 //   - an http.Client: &http.Client{Transport: tr};
-//   - client-go: rest.Config.Wrap(transport.Wrap(cfg));
+//   - client-go: rest.Config.Wrap(tr.Wrap);
 //   - apimachinery's UpgradeAwareHandler: tr.Responder() as its responder.
 //
 // Over HTTP/1.1, net/http sends a request again only after it failed on a

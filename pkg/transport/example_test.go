@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -124,14 +125,17 @@ func ExampleNew_client() {
 	// buffered: 1 passed through with GetBody: 1
 }
 
-// Wrap has the shape of client-go's rest.Config.Wrap argument (a
-// transport.WrapperFunc), so a client-go program writes
+// A client-go program hands tr.Wrap to its rest.Config, then reads the
+// Stats of every client made from it, and drains them all, through tr:
 //
-//	restConfig.Wrap(transport.Wrap(cfg))
+//	tr := transport.New(nil, cfg)
+//	restConfig.Wrap(tr.Wrap)
+//	clientset, err := kubernetes.NewForConfig(restConfig)
+//	...
+//	st := tr.Stats()
 //
-// and every client made from restConfig shares one budget of
-// cfg.TotalBytes. Here it wraps a plain transport the same way.
-func ExampleWrap() {
+// Here two plain transports are wrapped the same way.
+func ExampleTransport_Wrap() {
 	upstream := newCountingUpstream()
 	defer upstream.Close()
 
@@ -139,16 +143,22 @@ func ExampleWrap() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	wrap := transport.Wrap(cfg)
-	inner := &http.Transport{}
-	defer inner.CloseIdleConnections()
-	client := &http.Client{Transport: wrap(inner)}
-
-	printResponse(client.Post(upstream.URL, "application/json", io.MultiReader(strings.NewReader(`{"kind":"ConfigMap"}`))))
-	fmt.Println("buffered:", client.Transport.(*transport.Transport).Stats().Buffered)
+	tr := transport.New(nil, cfg)
+	for range 2 {
+		inner := &http.Transport{}
+		defer inner.CloseIdleConnections()
+		client := &http.Client{Transport: tr.Wrap(inner)}
+		printResponse(client.Post(upstream.URL, "application/json", io.MultiReader(strings.NewReader(`{"kind":"ConfigMap"}`))))
+	}
+	if err := tr.Drain(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	st := tr.Stats()
+	fmt.Println("buffered:", st.Buffered, "bytes held:", st.BytesHeld)
 	// Output:
 	// 200 OK upstream got 20 bytes
-	// buffered: 1
+	// 200 OK upstream got 20 bytes
+	// buffered: 2 bytes held: 0
 }
 
 // ConfigFromEnv starts from DefaultConfig, the zero Config, and reads the

@@ -10,7 +10,7 @@ import (
 
 // TestStatsBudgetBytes: Stats.BudgetBytes is the size of the budget the
 // Transport charges: its own of TotalBytes, the shared one's Total when
-// Config.Budget is set or Wrap made one, and 0 when buffering is disabled.
+// Config.Budget is set, the one of the Transport a wrapped one came from, and 0 when buffering is disabled.
 func TestStatsBudgetBytes(t *testing.T) {
 	with := func(edit func(*transport.Config)) transport.Config {
 		cfg := quietConfig()
@@ -28,9 +28,9 @@ func TestStatsBudgetBytes(t *testing.T) {
 		{"shared budget", transport.New(nil, with(func(c *transport.Config) {
 			c.Budget = shared
 		})), 3 << 20},
-		{"wrap", transport.Wrap(with(func(c *transport.Config) {
+		{"wrap", transport.New(nil, with(func(c *transport.Config) {
 			c.TotalBytes = 2 << 20
-		}))(http.DefaultTransport).(*transport.Transport), 2 << 20},
+		})).Wrap(http.DefaultTransport).(*transport.Transport), 2 << 20},
 		{"zero config", transport.New(nil, transport.Config{}), transport.DefaultTotalBytes},
 		{"disabled", transport.New(nil, with(func(c *transport.Config) { c.Disabled = true })), 0},
 		{"negative total", transport.New(nil, with(func(c *transport.Config) { c.TotalBytes = -1 })), 0},

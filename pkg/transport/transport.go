@@ -12,15 +12,22 @@ import (
 )
 
 // Transport is an http.RoundTripper that makes request bodies replayable for
-// an inner RoundTripper. Create it with New or Wrap. It is safe for
-// concurrent use by multiple goroutines.
+// an inner RoundTripper. Create it with New. It is safe for concurrent use
+// by multiple goroutines.
 type Transport struct {
-	inner   http.RoundTripper // read-only after New
-	cfg     Config            // read-only after New
-	enabled bool              // read-only after New
-	limit   int64             // per-request limit; read-only after New
-	budget  *teebody.Budget   // nil when disabled; read-only after New
-	traces  *traces           // nil unless adaptive and enabled; read-only after New
+	inner  http.RoundTripper // read-only after New or Wrap
+	*state                   // shared with the Transports that Wrap made
+}
+
+// state is what the Transports of one New share: the Config, the budget,
+// the adaptive traces, the counters behind Stats and the bookkeeping behind
+// Drain.
+type state struct {
+	cfg     Config          // read-only after New
+	enabled bool            // read-only after New
+	limit   int64           // per-request limit; read-only after New
+	budget  *teebody.Budget // nil when disabled; read-only after New
+	traces  *traces         // nil unless adaptive and enabled; read-only after New
 
 	counters counters // atomics
 
@@ -35,36 +42,37 @@ type Transport struct {
 // makes a budget of the total of its own. It panics if cfg sets both
 // Budget and TotalBytes.
 func New(inner http.RoundTripper, cfg Config) *Transport {
-	if inner == nil {
-		inner = http.DefaultTransport
-	}
 	cfg = cfg.applied()
-	t := &Transport{inner: inner, cfg: cfg, enabled: cfg.enabled(), idle: make(chan struct{})}
-	close(t.idle)
-	if t.enabled {
-		t.limit = cfg.PerRequestBytes
-		t.budget = cfg.Budget
-		if t.budget == nil {
-			t.budget = teebody.NewBudget(cfg.TotalBytes)
+	s := &state{cfg: cfg, enabled: cfg.enabled(), idle: make(chan struct{})}
+	close(s.idle)
+	if s.enabled {
+		s.limit = cfg.PerRequestBytes
+		s.budget = cfg.Budget
+		if s.budget == nil {
+			s.budget = teebody.NewBudget(cfg.TotalBytes)
 		}
 		if cfg.Adaptive {
-			t.traces = newTraces(cfg.AdaptiveWindow, maxUpstreams)
+			s.traces = newTraces(cfg.AdaptiveWindow, maxUpstreams)
 		}
 	}
-	return t
+	return &Transport{inner: innerOrDefault(inner), state: s}
 }
 
-// Wrap returns a function for client-go's rest.Config.Wrap, which wraps a
-// RoundTripper in a Transport. Its Transports share one budget: cfg.Budget,
-// or one of the total. Each keeps its own Stats and adaptive traces. It
-// panics if cfg sets both Budget and TotalBytes.
-func Wrap(cfg Config) func(http.RoundTripper) http.RoundTripper {
-	if applied := cfg.applied(); cfg.Budget == nil && applied.enabled() {
-		cfg.Budget, cfg.TotalBytes = teebody.NewBudget(applied.TotalBytes), 0
+// Wrap returns a Transport that hands requests to inner (nil means
+// http.DefaultTransport) and shares everything else with t: the Config,
+// the budget, the adaptive traces, Stats and Drain. Its signature is that
+// of client-go's transport.WrapperFunc:
+//
+//	restConfig.Wrap(tr.Wrap)
+func (t *Transport) Wrap(inner http.RoundTripper) http.RoundTripper {
+	return &Transport{inner: innerOrDefault(inner), state: t.state}
+}
+
+func innerOrDefault(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		return http.DefaultTransport
 	}
-	return func(inner http.RoundTripper) http.RoundTripper {
-		return New(inner, cfg)
-	}
+	return rt
 }
 
 // RoundTrip implements http.RoundTripper. It never modifies req.

@@ -11,9 +11,10 @@ import (
 	"github.com/teebody/teebody/pkg/transport"
 )
 
-// TestWrapSharesOneBudget: the Transports made by one Wrap charge one
-// budget, so what one holds shows in the other's BytesHeld.
-func TestWrapSharesOneBudget(t *testing.T) {
+// TestWrapSharesState: the Transports that one Transport's Wrap made
+// charge its budget, count in its Stats and hold up its Drain, while each
+// sends through its own inner RoundTripper.
+func TestWrapSharesState(t *testing.T) {
 	gotAll := make(chan struct{})
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -23,10 +24,13 @@ func TestWrapSharesOneBudget(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	cfg := quietConfig()
-	wrap := transport.Wrap(cfg)
-	tr1 := wrap(h1Client(t)).(*transport.Transport)
-	tr2 := wrap(h1Client(t)).(*transport.Transport)
+	tr := transport.New(nil, quietConfig())
+	inner1, inner2 := h1Client(t), h1Client(t)
+	tr1 := tr.Wrap(inner1).(*transport.Transport)
+	tr2 := tr.Wrap(inner2).(*transport.Transport)
+	if tr1.WrappedRoundTripper() != inner1 || tr2.WrappedRoundTripper() != inner2 {
+		t.Fatal("a wrapped Transport does not send through the RoundTripper it wraps")
+	}
 	body := uniformBodies(3, 1, 100<<10, 100<<10)[0]
 
 	done := make(chan error, 1)
@@ -39,6 +43,9 @@ func TestWrapSharesOneBudget(t *testing.T) {
 	}()
 	<-gotAll
 	held := tr2.Stats().BytesHeld
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	drainErr := tr.Drain(canceled)
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -46,9 +53,14 @@ func TestWrapSharesOneBudget(t *testing.T) {
 	if held < int64(len(body.data)) {
 		t.Errorf("the other Transport saw %d bytes held while the first kept %d", held, len(body.data))
 	}
-	drain(t, tr1)
-	if st := tr2.Stats(); st.BytesHeld != 0 || st.Requests != 0 {
-		t.Errorf("tr2 stats %+v: want its own counters and the shared budget back to 0", st)
+	if drainErr != context.Canceled {
+		t.Errorf("Drain of the first Transport returned %v while a wrapped one held a request, want context.Canceled", drainErr)
+	}
+	drain(t, tr)
+	for name, st := range map[string]transport.Stats{"tr": tr.Stats(), "tr1": tr1.Stats(), "tr2": tr2.Stats()} {
+		if st.BytesHeld != 0 || st.Requests != 1 || st.Buffered != 1 {
+			t.Errorf("%s: BytesHeld %d, Requests %d, Buffered %d; want 0, 1, 1: one request counted by all", name, st.BytesHeld, st.Requests, st.Buffered)
+		}
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package clientgo_test shows the library under client-go, as
-// rest.Config.Wrap(transport.Wrap(cfg)): the library's own module cannot
-// import client-go (importing teebody must never move a user's client-go
-// version), so transport.ExampleWrap there shows the function's shape, and
+// rest.Config.Wrap(tr.Wrap): the library's own module cannot import
+// client-go (importing teebody must never move a user's client-go version),
+// so transport.ExampleTransport_Wrap there shows the method's shape, and
 // this example, in the demo's module, runs it under a real client-go against
 // the embedded API server. It holds an example only.
 package clientgo_test
@@ -28,9 +28,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// transport.Wrap is of client-go's WrapperFunc type, which rest.Config.Wrap
+// Transport.Wrap is of client-go's WrapperFunc type, which rest.Config.Wrap
 // takes: the build fails if the two ever part.
-var _ k8stransport.WrapperFunc = transport.Wrap(transport.DefaultConfig())
+var _ k8stransport.WrapperFunc = transport.New(nil, transport.DefaultConfig()).Wrap
 
 // client-go with teebody under it. The API server here refuses every stream
 // of its first connection with a GOAWAY once the request body has started,
@@ -44,7 +44,8 @@ func Example() {
 		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}),
 	}}
 
-	cfg.Wrap(transport.Wrap(transport.DefaultConfig())) // or transport.ConfigFromEnv()
+	tr := transport.New(nil, transport.DefaultConfig()) // or transport.ConfigFromEnv()
+	cfg.Wrap(tr.Wrap)
 
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -77,7 +78,13 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println("created", typed.Name)
+
+	// tr counts for every Transport that its Wrap made. How many replays
+	// one refusal takes is up to Go's transports, so only "some" prints.
+	st := tr.Stats()
+	fmt.Println("buffered", st.Buffered, "replayed", st.ReplaysServed > 0, "passed through with GetBody", st.PassedThrough.GetBodySet)
 	// Output:
 	// created streamed after 1 GOAWAY
 	// created typed
+	// buffered 1 replayed true passed through with GetBody 1
 }
