@@ -34,7 +34,7 @@ func TestBudgetSpent(t *testing.T) {
 	cfg.PerRequestBytes = 128 << 10
 	cfg.Budget = teebody.NewBudget(256 << 10)
 	tr := transport.New(transportTo(t, u.srv), cfg)
-	f := newFront(t, false, newProxy(u, tr, tr.ErrorHandler, nil))
+	f := newFront(t, false, newProxy(u, tr, tr.Responder().Error, nil))
 	client := f.client(t)
 
 	var (

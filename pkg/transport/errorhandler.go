@@ -11,9 +11,9 @@ import (
 //     ShouldRetryLater(err);
 //   - else 502 Bad Gateway. It logs err to Config.ErrorLog.
 //
-// No error text reaches the client. A request to the Kubernetes API (path
-// /api, /apis, or below) gets a Kubernetes Status body. Any other gets a
-// line of text with the 429, and an empty 502.
+// No error text reaches the client: the 429 carries a line of text, and
+// the 502 no body. For a proxy in front of the Kubernetes API, use
+// Responder().Error instead, which answers with a Kubernetes Status body.
 //
 // A gRPC request gets HTTP 200 with grpc-status UNAVAILABLE instead, and
 // Config.RetryAfter as its grpc-retry-pushback-ms in the first case.
@@ -21,7 +21,7 @@ import (
 // Call it before anything is written to w. Stats counts each answer. It is
 // safe for concurrent use.
 func (t *Transport) ErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	t.answer(w, r, err, isKubernetesAPI(r))
+	t.answer(w, r, err, false)
 }
 
 // answer writes ErrorHandler's answer to r's err: gRPC's if r is a gRPC

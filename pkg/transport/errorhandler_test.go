@@ -41,7 +41,7 @@ func TestErrorHandlerRetryAfter(t *testing.T) {
 	} {
 		tr := transport.New(nil, transport.Config{RetryAfter: tc.in})
 		rec := httptest.NewRecorder()
-		tr.ErrorHandler(rec, httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/a/configmaps", nil), teebody.ErrNotReplayable)
+		tr.Responder().Error(rec, httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/a/configmaps", nil), teebody.ErrNotReplayable)
 		res := rec.Result()
 		if res.StatusCode != http.StatusTooManyRequests {
 			t.Errorf("%v: status %d, want 429", tc.in, res.StatusCode)
@@ -143,26 +143,16 @@ func TestShouldRetryLater(t *testing.T) {
 // upstream's address: it must reach the log and no client.
 var errUpstream = errors.New("dial tcp 10.96.0.1:6443: connect: connection refused")
 
-// TestErrorHandler: each answer by path. Requests to the Kubernetes API
-// (/api, /apis and below) get a Status body; others get a plain text 429
-// and an empty 502. No answer carries the error's text; the 502's error is
-// logged, the 429's is not.
+// TestErrorHandler: whatever the path, a plain text 429 and an empty 502.
+// No answer carries the error's text; the 502's error is logged, the 429's
+// is not.
 func TestErrorHandler(t *testing.T) {
-	for _, tc := range []struct {
-		path string
-		kube bool
-	}{
-		{"/api", true},
-		{"/apis", true},
-		{"/api/v1/namespaces/default/configmaps", true},
-		{"/apis/apps/v1/namespaces/default/deployments?dryRun=All", true},
-		{"/api/", true},
-		{"/", false},
-		{"/upload", false},
-		{"/apix", false},
-		{"/apiserver/v1", false},
-		{"/v1/api/", false},
-		{"/openapi/v2", false},
+	// Kubernetes paths too: only Responder answers with a Status body.
+	for _, tc := range []struct{ path string }{
+		{"/"},
+		{"/upload"},
+		{"/api/v1/namespaces/default/configmaps"},
+		{"/apis/apps/v1/namespaces/default/deployments?dryRun=All"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			var logged bytes.Buffer
@@ -178,11 +168,7 @@ func TestErrorHandler(t *testing.T) {
 			if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "5" {
 				t.Errorf("not replayable: status %d, Retry-After %q; want 429, 5", rec.Code, rec.Header().Get("Retry-After"))
 			}
-			if tc.kube {
-				checkStatusBody(t, rec.Body.Bytes(), 5)
-			} else {
-				checkPlainRetryLater(t, rec.Result(), rec.Body.String(), 5)
-			}
+			checkPlainRetryLater(t, rec.Result(), rec.Body.String(), 5)
 			if logged.Len() != 0 {
 				t.Errorf("a 429 was logged: %q", logged.String())
 			}
@@ -193,9 +179,7 @@ func TestErrorHandler(t *testing.T) {
 			if rec.Code != http.StatusBadGateway {
 				t.Errorf("other error: status %d, want 502", rec.Code)
 			}
-			if tc.kube {
-				checkBadGatewayStatus(t, rec.Result(), rec.Body.Bytes())
-			} else if rec.Body.Len() != 0 || len(rec.Header()) != 0 {
+			if rec.Body.Len() != 0 || len(rec.Header()) != 0 {
 				t.Errorf("502: header %v, body %q; want neither, as ReverseProxy answers", rec.Header(), rec.Body.String())
 			}
 			if want := "http: proxy error: " + errUpstream.Error() + "\n"; logged.String() != want {
@@ -233,8 +217,8 @@ func TestResponderAlwaysStatus(t *testing.T) {
 
 // TestErrorHandlerDeadUpstream: a real ReverseProxy in front of a loopback
 // address where nothing listens. Its 502 carries neither the address nor the
-// dial error, for a Kubernetes API path (a Status body) or any other (an
-// empty body); Config.ErrorLog gets the error.
+// dial error: an empty body from ErrorHandler, a Status from Responder.
+// Config.ErrorLog gets the error.
 func TestErrorHandlerDeadUpstream(t *testing.T) {
 	dead := proxytest.DeadAddr(t)
 	target := &url.URL{Scheme: "http", Host: dead}
@@ -245,36 +229,42 @@ func TestErrorHandlerDeadUpstream(t *testing.T) {
 	inner := &http.Transport{}
 	t.Cleanup(inner.CloseIdleConnections)
 	tr := transport.New(inner, cfg)
-	front := proxyFront(t, target, tr, tr.ErrorHandler)
 
-	for i, path := range []string{"/api/v1/namespaces/default/configmaps", "/upload"} {
-		resp, body := front.post(t, path, `{"kind":"ConfigMap"}`)
+	for i, status := range []bool{false, true} {
+		front := proxyFront(t, target, tr, answerer(tr, status))
+		resp, body := front.post(t, "/api/v1/namespaces/default/configmaps", `{"kind":"ConfigMap"}`)
 		if resp.StatusCode != http.StatusBadGateway {
-			t.Errorf("POST %s: %s, want 502", path, resp.Status)
+			t.Errorf("Status body %v: %s, want 502", status, resp.Status)
 		}
 		for _, leak := range []string{dead, "dial", "refused"} {
 			if bytes.Contains(body, []byte(leak)) {
-				t.Errorf("POST %s: the body %q holds %q", path, body, leak)
+				t.Errorf("Status body %v: the body %q holds %q", status, body, leak)
 			}
 		}
 		checkNoLeak(t, resp, string(body))
-		if path == "/upload" {
-			if len(body) != 0 {
-				t.Errorf("POST %s: body %q, want none", path, body)
-			}
-		} else {
+		if status {
 			checkBadGatewayStatus(t, resp, body)
+		} else if len(body) != 0 {
+			t.Errorf("ErrorHandler: body %q, want none", body)
 		}
 		if n := logged.count("http: proxy error: dial tcp " + dead); n != i+1 {
-			t.Errorf("after POST %s the error log holds %d dial errors naming %s, want %d: %q", path, n, dead, i+1, logged.lines)
+			t.Errorf("after %d POSTs the error log holds %d dial errors naming %s: %q", i+1, n, dead, logged.lines)
 		}
 	}
 	drain(t, tr)
 }
 
+// answerer returns tr's Responder().Error if status, else tr.ErrorHandler.
+func answerer(tr *transport.Transport, status bool) func(http.ResponseWriter, *http.Request, error) {
+	if status {
+		return tr.Responder().Error
+	}
+	return tr.ErrorHandler
+}
+
 // TestErrorHandlerRefusedPlain: when the upstream refuses a body that cannot
-// be sent again, a request outside the Kubernetes API gets a plain 429 with
-// Retry-After, one that is inside it a Status.
+// be sent again, ErrorHandler answers a plain 429 with Retry-After, even for
+// a Kubernetes API path, and Responder a Status.
 func TestErrorHandlerRefusedPlain(t *testing.T) {
 	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), proxytest.Options{RefuseEvery: 1})
 	cfg := transport.Config{Disabled: true, RetryAfter: 3 * time.Second} // no body can be sent again
@@ -283,15 +273,15 @@ func TestErrorHandlerRefusedPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := proxyFront(t, target, tr, tr.ErrorHandler)
 
-	for _, path := range []string{"/upload", "/apis/apps/v1/namespaces/default/deployments"} {
-		resp, body := front.post(t, path, strings.Repeat("x", 4<<10))
+	for _, status := range []bool{false, true} {
+		front := proxyFront(t, target, tr, answerer(tr, status))
+		resp, body := front.post(t, "/apis/apps/v1/namespaces/default/deployments", strings.Repeat("x", 4<<10))
 		checkNoLeak(t, resp, string(body))
-		if path == "/upload" {
-			checkPlainRetryLater(t, resp, string(body), 3)
-		} else {
+		if status {
 			checkStatusBody(t, body, 3)
+		} else {
+			checkPlainRetryLater(t, resp, string(body), 3)
 		}
 	}
 	if got := up.Goaways(); got < 2 {

@@ -282,6 +282,10 @@ func Example_adaptive() {
 //
 //	h := proxy.NewUpgradeAwareHandler(location, tr, wrapTransport, false, tr.Responder())
 //
+// A ReverseProxy in front of the Kubernetes API takes its Error method:
+//
+//	rp.ErrorHandler = tr.Responder().Error
+//
 // A body that could not be replayed is answered 429 with Retry-After, any
 // other error 502 (its text goes to Config.ErrorLog, not to the client),
 // both with a Kubernetes Status that client-go decodes.

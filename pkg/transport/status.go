@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -32,17 +31,6 @@ type status struct {
 
 type statusDetails struct {
 	RetryAfterSeconds int64 `json:"retryAfterSeconds,omitempty"`
-}
-
-// isKubernetesAPI reports whether r looks like a call to the Kubernetes API:
-// its path is /api or /apis, or lies below one of them. Such a request is
-// answered with a Status body, which client-go and kubectl decode.
-func isKubernetesAPI(r *http.Request) bool {
-	if r == nil || r.URL == nil {
-		return false
-	}
-	p := r.URL.Path
-	return p == "/api" || p == "/apis" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/")
 }
 
 // writeRetryLater answers 429 Too Many Requests with a Retry-After of d

@@ -109,7 +109,7 @@ func New(opts Options) (*Proxy, error) {
 	if p.tr == nil {
 		rp.ErrorHandler = badGateway(logger)
 	} else {
-		rp.ErrorHandler = p.tr.ErrorHandler
+		rp.ErrorHandler = p.tr.Responder().Error // Kubernetes Status bodies, which kubectl decodes
 		forward = p.attempts.wrap(rp)
 	}
 
