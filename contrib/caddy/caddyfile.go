@@ -67,8 +67,8 @@ func (t *Transport) unmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			if v != onRefusedRespond && v != onRefusedError {
-				return d.Errf("on_refused: %q is neither %q nor %q", v, onRefusedRespond, onRefusedError)
+			if err := checkOnRefused(v); err != nil {
+				return d.Err(err.Error())
 			}
 			t.OnRefused = v
 		case "name":

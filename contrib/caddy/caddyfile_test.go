@@ -162,7 +162,7 @@ func TestAdaptErrors(t *testing.T) {
 		{"adaptive yes", `adaptive: invalid boolean "yes"`},
 		{"retry_after soon", "retry_after: "},
 		{"retry_after -1s", "retry_after: -1s is negative"},
-		{"on_refused 502", `on_refused: "502" is neither "respond" nor "error"`},
+		{"on_refused 502", `on_refused: "502" is not "respond", "status" or "error"`},
 		{"name", "wrong argument count"},
 		{"dial_timeout never", "bad timeout value 'never'"},
 		{"frobnicate", "unrecognized subdirective frobnicate"},

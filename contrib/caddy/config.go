@@ -11,18 +11,27 @@ import (
 // The values of Transport.OnRefused.
 const (
 	onRefusedRespond = "respond"
+	onRefusedStatus  = "status"
 	onRefusedError   = "error"
 )
 
+// checkOnRefused returns an error unless v is a value of Transport.OnRefused.
+func checkOnRefused(v string) error {
+	switch v {
+	case onRefusedRespond, onRefusedStatus, onRefusedError:
+		return nil
+	}
+	return fmt.Errorf("on_refused: %q is not %q, %q or %q", v, onRefusedRespond, onRefusedStatus, onRefusedError)
+}
+
 // config returns the library's Config for t's settings, over
-// transport.ConfigFromEnvPrefix(t.EnvPrefix) if EnvPrefix is set, and
-// whether a refused request is answered by a response (OnRefused). An
+// transport.ConfigFromEnvPrefix(t.EnvPrefix) if EnvPrefix is set. An
 // error names the malformed setting (or variable) and carries one prefix:
 // the library's for a variable, teebody's for a setting.
-func (t *Transport) config() (cfg transport.Config, respond bool, err error) {
+func (t *Transport) config() (cfg transport.Config, err error) {
 	if t.EnvPrefix != "" {
 		if cfg, err = transport.ConfigFromEnvPrefix(t.EnvPrefix); err != nil {
-			return transport.Config{}, false, err
+			return transport.Config{}, err
 		}
 	}
 	for _, s := range []struct {
@@ -40,7 +49,7 @@ func (t *Transport) config() (cfg transport.Config, respond bool, err error) {
 		n, err := parseSizeSetting(s.name, s.value)
 		switch {
 		case err != nil:
-			return transport.Config{}, false, fmt.Errorf("teebody: %w", err)
+			return transport.Config{}, fmt.Errorf("teebody: %w", err)
 		case n > 0:
 			*s.to = n
 		case s.off != nil:
@@ -54,19 +63,16 @@ func (t *Transport) config() (cfg transport.Config, respond bool, err error) {
 	}
 	switch d := time.Duration(t.RetryAfter); {
 	case d < 0:
-		return transport.Config{}, false, fmt.Errorf("teebody: retry_after: %v is negative", d)
+		return transport.Config{}, fmt.Errorf("teebody: retry_after: %v is negative", d)
 	case d > 0:
 		cfg.RetryAfter = d
 	}
-	switch t.OnRefused {
-	case "", onRefusedRespond:
-		respond = true
-	case onRefusedError:
-	default:
-		return transport.Config{}, false, fmt.Errorf("teebody: on_refused: %q is neither %q nor %q",
-			t.OnRefused, onRefusedRespond, onRefusedError)
+	if t.OnRefused != "" {
+		if err := checkOnRefused(t.OnRefused); err != nil {
+			return transport.Config{}, fmt.Errorf("teebody: %w", err)
+		}
 	}
-	return cfg, respond, nil
+	return cfg, nil
 }
 
 // parseSizeSetting parses value, the size setting name, with

@@ -28,7 +28,7 @@
 //			adaptive            # buffer only for upstreams that sent GOAWAY lately ...
 //			adaptive_floor 64KiB # ... and small bodies always
 //			retry_after  1s     # the Retry-After of a 429
-//			on_refused   respond # or: error (see Transport.OnRefused)
+//			on_refused   respond # or: status, error (see Transport.OnRefused)
 //			name         api    # the metrics' transport label
 //			tls_trust_pool file /etc/ssl/backend-ca.pem # any `transport http` subdirective
 //		}

@@ -26,14 +26,15 @@ func (t *Transport) refused(req *http.Request, err error) (*http.Response, error
 		return nil, err
 	}
 	var a answer
-	t.tr.ErrorHandler(&a, req, err) // 429 and Retry-After; counted in Stats
-	if !t.respond {
-		if repl, ok := req.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-			repl.Set(RetryAfterPlaceholder, a.Header().Get("Retry-After"))
-		}
-		return nil, caddyhttp.Error(a.code, err)
+	if t.answer != nil {
+		t.answer(&a, req, err) // 429 and Retry-After; counted in Stats
+		return a.response(req), nil
 	}
-	return a.response(req), nil
+	t.tr.ErrorHandler(&a, req, err) // for its Retry-After; counted in Stats
+	if repl, ok := req.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		repl.Set(RetryAfterPlaceholder, a.Header().Get("Retry-After"))
+	}
+	return nil, caddyhttp.Error(a.code, err)
 }
 
 // answer is an http.ResponseWriter that keeps what is written to it, to

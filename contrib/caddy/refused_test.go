@@ -16,7 +16,8 @@ func TestRefused429(t *testing.T) {
 	for _, tc := range []struct {
 		name, onRefused, handleErrors, wantBody string
 	}{
-		{name: "respond", onRefused: "respond", wantBody: "please try again in 3s\n"}, // plain text: /upload is no Kubernetes API path
+		{name: "respond", onRefused: "respond", wantBody: "please try again in 3s\n"}, // plain text
+		{name: "status", onRefused: "status", wantBody: `"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the request body could not be replayed after the upstream closed its connection; please try again in 3s","reason":"TooManyRequests","details":{"retryAfterSeconds":3},"code":429}`},
 		{name: "error", onRefused: "error", handleErrors: `
 	handle_errors {
 		header Retry-After {teebody.retry_after}

@@ -1,6 +1,7 @@
 package teebodycaddy
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
@@ -75,6 +76,8 @@ type Transport struct {
 	//     transport.Transport.ErrorHandler does. Caddy forwards it as the
 	//     upstream's response: handle_response sees it, handle_errors does
 	//     not.
+	//   - "status": as "respond", with a Kubernetes Status body, as
+	//     transport.Transport.Responder does: for the Kubernetes API.
 	//   - "error": RoundTrip returns a caddyhttp.HandlerError of status 429,
 	//     which handle_errors routes see ({err.status_code} is 429). Without
 	//     them, Caddy answers a bare 429. The Retry-After value in seconds is
@@ -92,7 +95,7 @@ type Transport struct {
 	Name string `json:"name,omitempty"`
 
 	tr         *transport.Transport // built by Provision
-	respond    bool                 // OnRefused is "respond"
+	answer     func(http.ResponseWriter, *http.Request, error) // answers a refused request; nil if OnRefused is "error"
 	unregister func() bool          // takes the collector off Caddy's registry
 }
 
@@ -109,15 +112,20 @@ func (Transport) CaddyModule() caddy.ModuleInfo {
 // around it and registers its metrics in Caddy's registry. On failure
 // nothing is left registered.
 func (t *Transport) Provision(ctx caddy.Context) error {
-	cfg, respond, err := t.config()
+	cfg, err := t.config()
 	if err != nil {
 		return err
 	}
 	if err := t.HTTPTransport.Provision(ctx); err != nil {
 		return err
 	}
-	t.respond = respond
 	t.tr = transport.New(&t.HTTPTransport, cfg)
+	switch t.OnRefused {
+	case "", onRefusedRespond:
+		t.answer = t.tr.ErrorHandler
+	case onRefusedStatus:
+		t.answer = t.tr.Responder().Error
+	}
 	if err := t.registerMetrics(ctx); err != nil {
 		return err
 	}
@@ -129,7 +137,7 @@ func (t *Transport) Provision(ctx caddy.Context) error {
 		zap.Bool("adaptive", applied.Adaptive),
 		zap.Int64("adaptive_floor", applied.AdaptiveFloorBytes),
 		zap.Duration("retry_after", applied.RetryAfter),
-		zap.Bool("respond", respond))
+		zap.String("on_refused", cmp.Or(t.OnRefused, onRefusedRespond)))
 	return nil
 }
 
@@ -230,7 +238,7 @@ func (t *Transport) again(req *http.Request, st *bodyState) (*http.Response, err
 //		adaptive       [<bool>]
 //		adaptive_floor <size>
 //		retry_after    <duration>
-//		on_refused     respond|error
+//		on_refused     respond|status|error
 //		name           <name>
 //		<any subdirective of transport http>
 //	}
