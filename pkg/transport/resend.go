@@ -57,6 +57,7 @@ func (t *Transport) send(out *http.Request) (*http.Response, error) {
 		next.Body = body
 		out.Body.Close()
 		out = &next
+		traceResend(out.Context(), err)
 	}
 }
 

@@ -124,10 +124,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	c.buffered.Add(1)
+	rt := newRequestTrace(req.Context()) // nil without a BodyTrace
 
 	t.track()
 	tee := teebody.New(req.Body, teebody.WithLimit(limit), teebody.WithBudget(t.budget),
-		teebody.WithOnDone(t.untrack), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
+		teebody.WithOnDone(t.onDone(rt)), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
 	body, err := tee.NewReader()
 	if err != nil {
 		// Tee.NewReader's first call fails only on a closed Tee. A broken
@@ -135,8 +136,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		panic("transport: a new Tee refused its first reader: " + err.Error())
 	}
 	out := *req // shallow: the caller's request stays as it was
-	out.Body = body
-	out.GetBody = func() (io.ReadCloser, error) { return t.replay(tee, up) }
+	out.Body = rt.body(body, true)
+	out.GetBody = func() (io.ReadCloser, error) { return t.replay(tee, up, rt) }
 	if req.Trailer != nil {
 		withTrailer(&out, newTrailer(req.Trailer))
 	}
@@ -154,6 +155,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// No retry can happen any more: no new followers, and what the newest
 	// one has read can go (docs/design.md, life cycle: Sealed).
 	tee.Seal()
+	rt.answered()
 	reportBuffered(req.Context(), tee, true)
 	resp.Request = req
 	if isEmpty(req, resp) {
@@ -189,6 +191,7 @@ func (t *Transport) sendOrEnd(tee *teebody.Tee, out *http.Request) (resp *http.R
 func (t *Transport) passThrough(req *http.Request, reason PassThroughReason) (*http.Response, error) {
 	t.counters.passed[reason].Add(1)
 	reportPassThrough(req.Context(), reason)
+	tracePassThrough(req.Context(), reason)
 	return t.inner.RoundTrip(req)
 }
 
@@ -200,11 +203,12 @@ func (t *Transport) keepsQuiet(req *http.Request) bool {
 	return floor > 0 && req.ContentLength <= floor
 }
 
-// replay serves one GetBody call for a request to up.
-func (t *Transport) replay(tee *teebody.Tee, up upstream) (io.ReadCloser, error) {
+// replay serves one GetBody call for a request to up, traced by rt.
+func (t *Transport) replay(tee *teebody.Tee, up upstream, rt *requestTrace) (io.ReadCloser, error) {
 	body, err := tee.NewReader()
 	if err != nil {
 		t.countRefusal(err)
+		rt.refused(err)
 		// Returned as is: the HTTP/2 transport returns GetBody's error
 		// unwrapped (docs/design.md, fact 1), so errors.Is(err,
 		// teebody.ErrNotReplayable) holds on what RoundTrip returns.
@@ -212,7 +216,7 @@ func (t *Transport) replay(tee *teebody.Tee, up upstream) (io.ReadCloser, error)
 	}
 	t.counters.replaysServed.Add(1)
 	t.trace(up)
-	return body, nil
+	return rt.body(body, false), nil
 }
 
 // noteFailure records a trace of GOAWAY for up, in adaptive mode, when err
