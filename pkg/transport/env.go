@@ -69,10 +69,10 @@ func (r *envReader) limit(suffix string, dst *int64, off *bool) {
 	if !ok {
 		return
 	}
-	n, err := parseSize(s)
+	n, err := parseSize("transport: "+name+": ", s)
 	switch {
 	case err != nil:
-		r.errs = append(r.errs, fmt.Errorf("transport: %s: %w", name, err))
+		r.errs = append(r.errs, err)
 	case n <= 0:
 		*off = true
 	default:

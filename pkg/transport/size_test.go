@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -46,6 +47,18 @@ func TestParseSize(t *testing.T) {
 		{"-1MiB", -1 << 20},
 		{"9223372036854775807", 1<<63 - 1},
 		{"8388607Ti", 8388607 << 40},
+		{"9223372036854775807B", math.MaxInt64},
+		{"-9223372036854775807", -math.MaxInt64},
+		{"9223372036854775.807kB", math.MaxInt64},
+		{"9223372036.854775807G", math.MaxInt64},
+		{"8388607.9999999999990905052982270717620849609375Ti", math.MaxInt64}, // 2^40-1 bytes in the fraction
+		{"-8388607.9999999999990905052982270717620849609375Ti", -math.MaxInt64},
+		{"0.0000000000009094947017729282379150390625Ti", 1}, // 2^-40: forty fraction digits
+		{"0.0009765625KiB", 1},
+		{"-0.5KiB", -512},
+		{"1.500000000000000000000000000KiB", 1536},
+		{"0.001kB", 1},
+		{"00000000000000000000000000001", 1},
 	}
 	for _, tc := range good {
 		got, err := transport.ParseSize(tc.in)
@@ -96,6 +109,17 @@ func TestParseSize(t *testing.T) {
 		{"-9223372036854775809", "overflow"},
 		{"8388608Ti", "overflow"},
 		{"99999999999999999999GiB", "overflow"},
+		{"-9223372036854775808", "overflow: the range is symmetric"},
+		{"9223372036854775.808kB", "overflow"},
+		{"8388608.0Ti", "overflow"},
+		{"8388607.99999999999909050529822707176208496094Ti", "rounds to 2^63-1, but is not whole"},
+		{"1.0000000000000000001", "a fraction a float64 would round away"},
+		{"9223372036854775807.5", "a fraction past the largest size"},
+		{"0.00000000000090949470177292823791503906251Ti", "a digit past 2^-40"},
+		{"0.0001kB", "fraction of a byte"},
+		{"-+5", "two signs"},
+		{"5-", "a sign after"},
+		{"1.-5", "a sign in the fraction"},
 		{"1 MiB extra", "trailing words"},
 		{"MiB1", "unit first"},
 		{"１２", "non-ASCII digits"},
@@ -131,6 +155,11 @@ func TestParseSizeErrors(t *testing.T) {
 		{"0x10", `transport: invalid size "0x10": want a decimal number with an optional unit`},
 		{"1.5", `transport: invalid size "1.5": not a whole number of bytes`},
 		{"8388608Ti", `transport: invalid size "8388608Ti": out of range`},
+		{"-9223372036854775808", `transport: invalid size "-9223372036854775808": out of range`},
+		{"99999999999999999999", `transport: invalid size "99999999999999999999": out of range`},
+		{"99999999999999999999.5", `transport: invalid size "99999999999999999999.5": not a whole number of bytes`},
+		{"99999999999999999999-", `transport: invalid size "99999999999999999999-": want a decimal number with an optional unit`},
+		{"1.5 Q", `transport: invalid size "1.5 Q": unknown unit "Q": want ` + units},
 	} {
 		_, err := transport.ParseSize(tc.in)
 		if err == nil || err.Error() != tc.want {
