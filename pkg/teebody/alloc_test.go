@@ -7,10 +7,11 @@ import (
 )
 
 // The 1 KiB path — a Tee, its first follower read to the end, one replay,
-// Close — stays within a fixed number of allocations: the Tee, its counts,
-// the two followers and the filler goroutine, which also closes the source. The
-// chunk comes from the pool. A change that allocates per byte or per chunk
-// fails here.
+// Close, Done — takes a fixed number of allocations: the Tee (the first
+// follower is part of it), its reference count and the method value that
+// count calls, the done channel and the replay's follower. The chunk comes
+// from the pool, and the filler goroutine reuses one that has exited. A
+// change that allocates per byte, per chunk or per follower fails here.
 func TestAllocsOneKiB(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items at random")
@@ -37,8 +38,10 @@ func TestAllocsOneKiB(t *testing.T) {
 		<-tee.Done()
 	}
 	run() // fill the chunk pool
-	const budget = 8
-	if got := testing.AllocsPerRun(100, run); got > budget {
+	const budget = 5
+	got := testing.AllocsPerRun(100, run)
+	t.Logf("1 KiB path: %.1f allocations per request", got)
+	if got > budget {
 		t.Errorf("1 KiB path: %.1f allocations per request, want at most %d", got, budget)
 	}
 }

@@ -70,10 +70,10 @@ func waiting(t *testing.T, budget *Budget) (*Tee, *scriptedSource, <-chan []byte
 // does the body that could have yielded.
 func TestChunkThatExactlyFillsTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// The holder holds 8 KiB, of which its follower has finished 4 KiB:
+		// The holder holds 12 KiB, of which its follower has finished 4 KiB:
 		// it holds more than the asker will, so it would yield if asked.
-		budget := NewBudget(8<<10 + 4<<10)
-		holder := readAheadOf(t, budget, 8<<10, 4<<10)
+		budget := NewBudget(12<<10 + 4<<10)
+		holder := readAheadOf(t, budget, 12<<10, 4<<10)
 		defer closeAndWait(t, holder)
 		other, _, _ := waiting(t, budget) // holds its first chunk, 4 KiB, until closed
 		if budget.InUse() != budget.Total() {
@@ -183,15 +183,21 @@ func TestReclaimPassesOverAtMostMaxTries(t *testing.T) {
 // to twice that before it needs more; a yield of just the chunk is refused.
 func TestYieldCoversAllTheAskerWillHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// The holder holds 16 KiB, of which its follower has finished one
+		// The holder holds 28 KiB, of which its follower has finished one
 		// 4 KiB chunk: a yield would free 4 KiB.
-		budget := NewBudget(16<<10 + 4<<10)
-		holder := readAheadOf(t, budget, 16<<10, 4<<10)
+		budget := NewBudget(28<<10 + 4<<10)
+		holder := readAheadOf(t, budget, 28<<10, 4<<10)
 		defer closeAndWait(t, holder)
-		// The asker holds 4 KiB, read, and asks for its second 4 KiB chunk:
-		// it would then hold 8 KiB, twice what a yield would free.
-		asker, askerSrc, askerBody := stalled(t, budget, 4<<10)
+		// The asker holds 4 KiB, read, and asks for its second chunk, 4 KiB
+		// (its limit leaves no room for more): it would then hold 8 KiB,
+		// twice what a yield would free.
+		askerSrc := newScriptedSource()
+		asker := New(askerSrc, WithBudget(budget), WithLimit(8<<10))
 		defer closeAndWait(t, asker)
+		askerBody := mustReader(t, asker)
+		askerSrc.feed(bodyPrefix(4 << 10))
+		readN(t, askerBody, 0, 4<<10)
+		synctest.Wait()
 		if budget.InUse() != budget.Total() {
 			t.Fatalf("setup: budget in use %d of %d", budget.InUse(), budget.Total())
 		}
@@ -213,8 +219,8 @@ func TestYieldCoversAllTheAskerWillHold(t *testing.T) {
 // than its limit makes nobody yield: TestAnnouncedTooLargeTakesNothingBack.)
 func TestYieldCoversTheRestOfAnAnnouncedBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		budget := NewBudget(16<<10 + 4<<10)
-		holder := readAheadOf(t, budget, 16<<10, 4<<10) // a yield frees 4 KiB
+		budget := NewBudget(12<<10 + 4<<10)
+		holder := readAheadOf(t, budget, 12<<10, 4<<10) // a yield frees 4 KiB
 		defer closeAndWait(t, holder)
 		// The asker announced 8 KiB, sent the first 4 KiB, read: the rest
 		// is 4 KiB, one chunk.

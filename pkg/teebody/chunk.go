@@ -15,12 +15,20 @@ type chunk struct {
 	class   int    // index into chunkPools, or -1 for a chunk of an odd size that is not pooled
 }
 
-// The chunk sizes, smallest first. A body's first chunk is small so that a
-// short body holds little; later ones grow with the bytes that have arrived
-// (each at most what is already in), so that a long body is read in large
-// pieces with few wake-ups, as net/http's HTTP/2 transport reads a body
-// itself (up to 512 KiB at a time).
-var chunkSizes = [...]int{4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20}
+// The chunk sizes, smallest first, each twice the one before. A body's first
+// chunk is small so that a short body holds little; each later one is at
+// most 4 KiB more than the bytes already in, so that a body that has
+// received r bytes holds at most 2r + 4 KiB. Classes that double let each
+// chunk be as large as that bound allows: a body that keeps arriving fills
+// 4, 8, 16, 32 KiB and so on, each chunk one source Read when the source has
+// the bytes. Past 1 MiB a read is cut by the read-ahead window (see
+// readAhead), so chunks of up to 4 MiB leave a chunk's end to cut one read
+// in four MiB, not one in each.
+var chunkSizes = [...]int{minChunk, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20}
+
+// minChunk is the smallest chunk size: a body's first chunk, and what a chunk
+// may exceed the bytes already in by.
+const minChunk = 4 << 10
 
 // maxStreamChunk is the largest chunk a Tee takes once it only streams (the
 // chunk no budget is charged for), so that a streaming body holds at most

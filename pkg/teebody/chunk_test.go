@@ -14,9 +14,9 @@ func TestChunkClasses(t *testing.T) {
 		n    int64
 		want int
 	}{
-		{0, 0}, {1, 0}, {4<<10 - 1, 0}, {4 << 10, 0}, {16<<10 - 1, 0},
-		{16 << 10, 1}, {64<<10 - 1, 1}, {64 << 10, 2}, {256 << 10, 3},
-		{1<<20 - 1, 3}, {1 << 20, 4}, {1 << 40, 4},
+		{0, 0}, {1, 0}, {4<<10 - 1, 0}, {4 << 10, 0}, {8<<10 - 1, 0},
+		{8 << 10, 1}, {16<<10 - 1, 1}, {16 << 10, 2}, {64<<10 - 1, 3},
+		{64 << 10, 4}, {256 << 10, 6}, {1<<20 - 1, 7}, {1 << 20, 8}, {4 << 20, 10}, {1 << 40, 10},
 	} {
 		if got := classFilledBy(tc.n); got != tc.want {
 			t.Errorf("classFilledBy(%d) = %d, want %d", tc.n, got, tc.want)
@@ -49,19 +49,20 @@ func TestFitAndSmallerChunk(t *testing.T) {
 		{16 << 10, 20000, 16 << 10},    // fits
 		{64 << 10, 16 << 10, 16 << 10}, // a class equal to room fits
 		{64 << 10, 30000, 16 << 10},
-		{16 << 10, 10000, 4 << 10}, // the smallest class is a class too
+		{16 << 10, 10000, 8 << 10},
+		{8 << 10, 5000, 4 << 10}, // the smallest class is a class too
 		{4 << 10, 4 << 10, 4 << 10},
 		{4 << 10, 3000, 3000}, // no class fits: exactly room
 		{1 << 20, 2 << 20, 1 << 20},
-		{1 << 20, 1<<20 - 1, 256 << 10},
+		{1 << 20, 1<<20 - 1, 512 << 10},
 	} {
 		if got := fitChunk(tc.want, tc.room); got != tc.got {
 			t.Errorf("fitChunk(%d, %d) = %d, want %d", tc.want, tc.room, got, tc.got)
 		}
 	}
 	for _, tc := range []struct{ size, want int }{
-		{4 << 10, 0}, {4<<10 + 1, 4 << 10}, {16 << 10, 4 << 10}, {20000, 16 << 10},
-		{64 << 10, 16 << 10}, {1 << 20, 256 << 10}, {1<<20 + 1, 1 << 20}, {1 << 30, 1 << 20},
+		{4 << 10, 0}, {4<<10 + 1, 4 << 10}, {8 << 10, 4 << 10}, {16 << 10, 8 << 10}, {20000, 16 << 10},
+		{64 << 10, 32 << 10}, {1 << 20, 512 << 10}, {1<<20 + 1, 1 << 20}, {4 << 20, 2 << 20}, {1 << 30, 4 << 20},
 	} {
 		if got := smallerChunk(tc.size); got != tc.want {
 			t.Errorf("smallerChunk(%d) = %d, want %d", tc.size, got, tc.want)

@@ -211,9 +211,10 @@ func (t *Tee) tailWithRoomLocked() *chunk {
 
 // newChunkLocked takes the next chunk to read into, charged to the limit and
 // the budget while replays are possible. Its size is what the body has shown
-// it fills: the largest size class no bigger than the bytes read so far (so
-// a body never holds budget for bytes it only announced), and no bigger than
-// the rest of a body of known length. From the budget it takes only what is
+// it fills: the largest size class no bigger than minChunk more than the
+// bytes read so far (so a body that has received r bytes holds at most
+// 2r + minChunk, never budget for bytes it only announced), and no bigger
+// than the rest of a body of known length. From the budget it takes only what is
 // free, settling for a smaller chunk rather than none, so that no body
 // yields for bytes that have not arrived (and may never). When not even the
 // smallest chunk is free, the chunk is one of at most maxStreamChunk that
@@ -222,7 +223,7 @@ func (t *Tee) tailWithRoomLocked() *chunk {
 // replays become impossible once bytes arrive into it; the chunk is then
 // one of at most maxStreamChunk that nothing is charged for.
 func (t *Tee) newChunkLocked() (c *chunk, refusal error) {
-	size := sizeOfClass(classFilledBy(t.end))
+	size := sizeOfClass(classFilledBy(t.end + minChunk))
 	if rest := t.sizeHint - t.end; rest > 0 {
 		size = min(size, sizeOfClass(classFilledBy(rest)))
 	}

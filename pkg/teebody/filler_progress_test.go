@@ -74,8 +74,9 @@ func TestFillerWakesAtExactlyHalfTheWindow(t *testing.T) {
 
 // A size hint that proves too small, on a chunk boundary: when the probe
 // finds bytes beyond it, the next chunk is sized as for a body of unknown
-// length, by the bytes that have arrived (16 KiB after 16 KiB), not by the
-// hint, which no longer says anything.
+// length, by the bytes that have arrived (16 KiB after 16 KiB: the largest
+// class no more than 4 KiB beyond them), not by the hint, which no longer
+// says anything.
 func TestProbeBeyondTheHintSizesByWhatArrived(t *testing.T) {
 	data := randomBytes(20<<10, 27)
 	budget := NewBudget(1 << 20)
@@ -92,7 +93,7 @@ func TestProbeBeyondTheHintSizesByWhatArrived(t *testing.T) {
 		caps = append(caps, cap(c.buf))
 	}
 	tee.mu.Unlock()
-	want := []int{4 << 10, 4 << 10, 4 << 10, 4 << 10, 16 << 10}
+	want := []int{4 << 10, 8 << 10, 4 << 10, 16 << 10}
 	if len(caps) != len(want) {
 		t.Fatalf("chunks %v, want %v", caps, want)
 	}

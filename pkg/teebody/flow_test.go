@@ -174,7 +174,9 @@ func stalled(t *testing.T, budget *Budget, n int) (*Tee, *scriptedSource, io.Rea
 // replay; the budget never goes over its total.
 func TestBiggestYields(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		budget := NewBudget(1 << 20)
+		// big holds chunks of 4 KiB to 512 KiB (1020 KiB) and mid chunks of 4
+		// to 64 KiB (124 KiB): the whole budget.
+		budget := NewBudget(1<<20 + 120<<10)
 		big, bigSrc, bigBody := stalled(t, budget, 700<<10)
 		defer closeAndWait(t, big)
 		mid, _, _ := stalled(t, budget, 100<<10)
@@ -220,18 +222,20 @@ func TestBiggestYields(t *testing.T) {
 // and loses its replay (ReasonNoBudget).
 func TestNoYieldToABiggerBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		budget := NewBudget(128 << 10)
-		a, _, _ := stalled(t, budget, 60<<10)
+		// Each holds chunks of 4, 8, 16 and 32 KiB, the last with 4 KiB in.
+		budget := NewBudget(120 << 10)
+		a, _, _ := stalled(t, budget, 32<<10)
 		defer closeAndWait(t, a)
-		b, bSrc, bBody := stalled(t, budget, 60<<10)
+		b, bSrc, bBody := stalled(t, budget, 32<<10)
 		defer closeAndWait(t, b)
 		if budget.InUse() != budget.Total() {
 			t.Fatalf("setup: budget in use %d of %d", budget.InUse(), budget.Total())
 		}
-		// b, holding as much as a, asks for more: a keeps its budget.
-		more := bodyAt(60<<10, 16<<10)
+		// b, holding as much as a, fills its chunk and asks for another: a
+		// keeps its budget.
+		more := bodyAt(32<<10, 32<<10)
 		bSrc.feed(more)
-		readN(t, bBody, 60<<10, len(more))
+		readN(t, bBody, 32<<10, len(more))
 		wantReason(t, b.ReplayErr(), ReasonNoBudget)
 		if err := a.ReplayErr(); err != nil {
 			t.Errorf("a yielded to a body that then holds more: %v", err)
@@ -250,10 +254,10 @@ func TestNoYieldToABiggerBody(t *testing.T) {
 // never goes over its total, and all of it comes back.
 func TestYieldsUnderConcurrency(t *testing.T) {
 	const bodies = 64
-	budget := NewBudget(128 << 10)
+	budget := NewBudget(124 << 10)
 	rng := rand.New(rand.NewPCG(16, 8))
-	// A body that holds the whole budget, its upstream having read 112 KiB
-	// of it, so that at least one of the others takes what it frees: a yield
+	// A body that holds the whole budget (chunks of 4 to 64 KiB), its
+	// upstream having read 112 KiB of it, so that at least one of the others takes what it frees: a yield
 	// happens on every run, whatever the interleaving.
 	bigSrc, bigW := io.Pipe()
 	big := New(bigSrc, WithBudget(budget))
@@ -343,7 +347,7 @@ func TestYieldsUnderConcurrency(t *testing.T) {
 // it keeps its replay, and the body that asked streams instead.
 func TestNothingToGiveNoYield(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		budget := NewBudget(2 << 20) // what big holds once it read readAhead past one byte
+		budget := NewBudget(2<<20 - 4<<10) // what big holds once it read readAhead past one byte: chunks of 4 KiB to 1 MiB
 		src := newScriptedSource()
 		big := New(src, WithBudget(budget))
 		defer closeAndWait(t, big)

@@ -41,8 +41,8 @@ func WithBudget(b *Budget) Option {
 // as a request's ContentLength is. The hint only ever makes chunks smaller.
 // Each chunk is at most what the body has left, or 4 KiB for its last few
 // bytes, so the chunks exceed the body by less than 4 KiB. The filler then
-// finds the end without taking another chunk. A chunk is never larger than
-// the bytes that have arrived, or 4 KiB if that is more, whatever the hint.
+// finds the end without taking another chunk. A chunk is never more than
+// 4 KiB larger than the bytes that have arrived, whatever the hint.
 // A body that announces more than its limit or its budget can keep makes no
 // other body yield. A hint of zero or less means unknown.
 // A wrong hint costs only memory or reads: the bytes are the source's.

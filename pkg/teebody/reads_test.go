@@ -79,10 +79,10 @@ func TestSizeHint(t *testing.T) {
 		{"right, just over a chunk size", 65 << 10, 65 << 10, 0, 64<<10 + 4<<10},
 		{"right, between chunk sizes", 300 << 10, 300 << 10, 0, 300 << 10},
 		{"right, over the largest chunk", 2<<20 + 1, 2<<20 + 1, 0, 2<<20 + 4<<10},
-		{"too small", 10 << 10, 5 << 10, 0, 3 * 4 << 10},
-		{"too large", 5 << 10, 1 << 20, 0, 2 * 4 << 10},
-		{"negative, as none", 5 << 10, -1, 0, 2 * 4 << 10},
-		{"over the limit", 60 << 10, 1 << 20, 64 << 10, 64 << 10},
+		{"too small", 10 << 10, 5 << 10, 0, 4<<10 + 4<<10 + 8<<10},
+		{"too large", 5 << 10, 1 << 20, 0, 4<<10 + 8<<10},
+		{"negative, as none", 5 << 10, -1, 0, 4<<10 + 8<<10},
+		{"over the limit", 64 << 10, 1 << 20, 64 << 10, 64 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := randomBytes(tc.size, 23)

@@ -29,9 +29,8 @@ type Tee struct {
 
 	// alive holds a reference for the owner (until Close), for the filler
 	// (while it runs) and for the goroutine closing the source (until
-	// src.Close returns). Its release closes done.
+	// src.Close returns). Its release sets finished and closes done.
 	alive *refcount.Count
-	done  chan struct{}
 
 	// mu guards the fields from here to ended, and the bytes of the log's
 	// chunks up to their length. Lock order: mu before the budget's mu (a
@@ -59,12 +58,19 @@ type Tee struct {
 	sourceClosing bool
 	over          bool // Close was called: the request is over
 
+	// done is made by the first call of Done, so that a Tee nobody waits
+	// on allocates no channel; finished is set once alive is released.
+	// finish closes done, if made; Done makes none after finished.
+	done     chan struct{}
+	finished bool
+
 	// replayErr is nil while every byte read is kept, so that a new follower
 	// can start from offset 0. Once set (overflow, Seal or a yield) it never
 	// changes back; bytes behind the newest follower are dropped from then on.
 	replayErr error // a NotReplayableError
 
 	newest    *follower // the follower handed out last, or nil
+	first     follower  // the first follower, kept here so that it costs no allocation
 	handedOut int       // followers handed out so far
 	readFrom  int       // followers that have been read from
 	refused   Reason    // why NewReader first refused a follower, or 0
@@ -98,7 +104,8 @@ type Tee struct {
 	slot     int
 
 	// logArray is the log's first backing array, so that a body of up to
-	// len(logArray) chunks (1 MiB takes 13) allocates nothing for its log.
+	// len(logArray) chunks (1 MiB takes 10, 16 MiB 14) allocates nothing for
+	// its log.
 	logArray [16]*chunk
 
 	// testHookUnlocked, if set (by tests, before the filler starts), runs on
@@ -115,7 +122,8 @@ type Tee struct {
 // closes src exactly once: as soon as src returns io.EOF, or else after
 // Close. The caller must call Close when the request is over.
 func New(src io.ReadCloser, opts ...Option) *Tee {
-	t := &Tee{src: src, limit: defaultLimit, done: make(chan struct{}), slot: -1}
+	t := &Tee{src: src, limit: defaultLimit, slot: -1}
+	t.first.t = t
 	t.log = t.logArray[:0]
 	for _, o := range opts {
 		if o.apply != nil {
@@ -154,7 +162,10 @@ func (t *Tee) NewReader() (io.ReadCloser, error) {
 		t.noteRefusalLocked(t.replayErr)
 		return nil, t.replayErr
 	}
-	f := &follower{t: t}
+	f := &t.first
+	if t.handedOut > 0 {
+		f = &follower{t: t}
+	}
 	t.newest = f
 	t.handedOut++
 	if t.freeable > 0 {
@@ -239,9 +250,14 @@ func (t *Tee) closeSource() {
 }
 
 // finish runs once, when the last of the owner, the filler and the source's
-// closer has let go.
+// closer has let go. None of them holds mu then.
 func (t *Tee) finish() {
-	close(t.done)
+	t.mu.Lock()
+	t.finished = true
+	if t.done != nil {
+		close(t.done)
+	}
+	t.mu.Unlock()
 	if t.onDone != nil {
 		t.onDone()
 	}
@@ -251,8 +267,23 @@ func (t *Tee) finish() {
 // left: the Tee is closed, the source closed, and the filler goroutine
 // exited. It stays open as long as the source blocks a Read or a Close.
 func (t *Tee) Done() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done == nil {
+		if t.finished {
+			return closedChan
+		}
+		t.done = make(chan struct{})
+	}
 	return t.done
 }
+
+// closedChan is what Done returns when it is first called after the end.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // ReplayErr returns nil while every byte read so far is kept, so that
 // NewReader can still hand out a replay. Otherwise it returns the
