@@ -31,20 +31,18 @@ import (
 type Budget struct {
 	total int64
 
-	// mu guards used, takenFromYields, yieldable, and the budget fields of
+	// mu guards used, yieldable, and the budget fields of
 	// every Tee that uses the budget (Tee.budgeted, Tee.yieldKey, Tee.slot).
 	// Lock order: a Tee's mu before mu. Under mu, the budget only ever
 	// TryLocks a Tee's mu, so no goroutine holding mu waits for a Tee: see
 	// reclaimLocked.
-	mu              sync.Mutex
-	used            int64     // bytes charged now
-	takenFromYields int64     // bytes askers took beyond what was free, from yields
-	yieldable       yieldHeap // the replayable Tees whose yield would free something, the most first
+	mu        sync.Mutex
+	used      int64     // bytes charged now
+	yieldable yieldHeap // the replayable Tees whose yield would free something, the most first
 
 	inUse  atomic.Int64 // mirrors used, for InUse without the lock
 	peak   atomic.Int64 // highest inUse seen
 	yields atomic.Int64 // bodies that yielded
-	freed  atomic.Int64 // bytes yields freed
 }
 
 // maxReclaimTries bounds the bodies a reclaim looks at: those it passes over
@@ -72,10 +70,6 @@ func (b *Budget) Peak() int64 { return b.peak.Load() }
 // Yields returns how many bodies have yielded their budget to smaller ones,
 // losing their replay (ReasonYielded).
 func (b *Budget) Yields() int64 { return b.yields.Load() }
-
-// yieldedBytes returns the bytes those yields gave back. Each yield gives
-// back at least what the body it yielded to took beyond what was free.
-func (b *Budget) yieldedBytes() int64 { return b.freed.Load() }
 
 // takeFree charges t, whose mu the caller holds, for a chunk of size bytes
 // from what is free, or else for the largest smaller chunk class that fits,
@@ -191,10 +185,8 @@ func (b *Budget) reclaimLocked(t *Tee, n, cover int64) {
 		if freed < 0 {
 			continue // it cannot yield after all: it stays out
 		}
-		b.takenFromYields += b.used + n - b.total // beyond what was free before the yield
 		b.chargeLocked(v, -freed)
 		b.yields.Add(1)
-		b.freed.Add(freed)
 		t.madeYield = true
 		break
 	}

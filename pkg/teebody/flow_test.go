@@ -205,7 +205,6 @@ func TestBiggestYields(t *testing.T) {
 		if got := budget.Peak(); got > budget.Total() {
 			t.Errorf("budget peak %d over its total %d", got, budget.Total())
 		}
-		checkYieldsPaid(t, budget)
 
 		// The body that yielded streams on to its follower, exactly.
 		more := bodyAt(700<<10, 200<<10)
@@ -339,7 +338,6 @@ func TestYieldsUnderConcurrency(t *testing.T) {
 	if budget.Yields() == 0 {
 		t.Error("no body yielded: the test did not exercise yields")
 	}
-	checkYieldsPaid(t, budget)
 	t.Logf("%d yields, peak %d of %d", budget.Yields(), budget.Peak(), budget.Total())
 }
 

@@ -60,7 +60,6 @@ func TestNoYieldBeforeArrival(t *testing.T) {
 				t.Errorf("upload %d lost its replay: %v", i, err)
 			}
 		}
-		checkYieldsPaid(t, budget)
 	})
 }
 
@@ -91,7 +90,6 @@ func TestNoYieldThatCannotPay(t *testing.T) {
 				t.Errorf("body %d yielded: %v", i, err)
 			}
 		}
-		checkYieldsPaid(t, budget)
 	})
 }
 
@@ -119,18 +117,6 @@ func TestSmallerChunkBeforeReclaim(t *testing.T) {
 			t.Errorf("the big body yielded: %v", err)
 		}
 	})
-}
-
-// checkYieldsPaid checks that the bodies that yielded on budget gave back
-// at least what the bodies they yielded to took beyond what was free.
-func checkYieldsPaid(t *testing.T, budget *Budget) {
-	t.Helper()
-	budget.mu.Lock()
-	taken := budget.takenFromYields
-	budget.mu.Unlock()
-	if freed := budget.yieldedBytes(); freed < taken {
-		t.Errorf("yields freed %d bytes, the bodies they yielded to took %d from them", freed, taken)
-	}
 }
 
 // A body makes at most one other yield in its life: once another body has
@@ -170,6 +156,5 @@ func TestOneYieldPerBody(t *testing.T) {
 			t.Errorf("%d yields, want 1: the asking body made a second body yield", got)
 		}
 		wantReason(t, asker.ReplayErr(), ReasonNoBudget)
-		checkYieldsPaid(t, budget)
 	})
 }
