@@ -15,7 +15,8 @@
 // RegisterMetrics reads Stats once per collection and keeps nothing between
 // collections. Transport records, on the span that otelhttp's Transport
 // starts around it, how many times the body was sent
-// (http.request.resend_count) and why a replay was refused.
+// (http.request.resend_count), and each replay and refusal as an event at
+// the time it happened.
 //
 // # Metrics
 //

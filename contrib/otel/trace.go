@@ -2,10 +2,12 @@ package otel
 
 import (
 	"net/http"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -62,26 +64,73 @@ func NewTransport(next http.RoundTripper) *Transport {
 // RoundTrip implements http.RoundTripper. It never modifies req.
 //
 // If the span in req's context is recording, RoundTrip puts a
-// transport.Report of its own in a copy of the request's context. Before it
-// returns, it sets on the span:
-//   - http.request.resend_count: the replays of the body, if any;
-//   - a teebody.replay event per replay, with teebody.attempt;
-//   - a teebody.refused event, with teebody.reason, if a replay was refused;
-//   - teebody.buffered and either teebody.replay_buffer.peak_size or
-//     teebody.pass_through.reason.
+// transport.Report and a transport.BodyTrace of its own in a copy of the
+// request's context. As things happen, it adds to the span:
+//   - a teebody.replay event per replay, with teebody.attempt, when the
+//     replay starts to be sent;
+//   - a teebody.refused event, with teebody.reason, when a replay is
+//     first refused.
 //
-// The events carry the time RoundTrip returned, not the time of the send.
-// A request that no transport.Transport saw leaves the span as it was.
-// Otherwise RoundTrip hands req to next unchanged.
+// Before it returns, it sets on the span http.request.resend_count, the
+// replays of the body, if any; and teebody.buffered with either
+// teebody.replay_buffer.peak_size or teebody.pass_through.reason. A replay
+// that starts after RoundTrip has returned adds no event. A request that
+// no transport.Transport saw leaves the span as it was. Otherwise
+// RoundTrip hands req to next unchanged.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	span := trace.SpanFromContext(req.Context())
 	if !span.IsRecording() {
 		return t.next.RoundTrip(req)
 	}
 	var r transport.Report
-	resp, err := t.next.RoundTrip(req.WithContext(transport.WithReport(req.Context(), &r)))
+	events := &spanEvents{span: span}
+	ctx := transport.WithBodyTrace(transport.WithReport(req.Context(), &r), &transport.BodyTrace{
+		SendStart:     events.sendStart,
+		ReplayRefused: events.refused,
+	})
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	events.stop()
 	record(span, &r)
 	return resp, err
+}
+
+// spanEvents adds a request's events to its span as they happen, until
+// RoundTrip returns.
+type spanEvents struct {
+	span trace.Span
+
+	mu      sync.Mutex
+	stopped bool // RoundTrip has returned; guarded by mu
+	refusal bool // the refused event is on the span; guarded by mu
+}
+
+// sendStart adds a replay event for attempt, from the second on.
+func (e *spanEvents) sendStart(attempt int) {
+	if attempt < 2 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.stopped {
+		e.span.AddEvent(ReplayEvent, trace.WithAttributes(AttemptKey.Int(attempt)))
+	}
+}
+
+// refused adds the refused event, for the first refusal.
+func (e *spanEvents) refused(reason teebody.Reason) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.stopped && !e.refusal {
+		e.refusal = true
+		e.span.AddEvent(RefusedEvent, trace.WithAttributes(ReasonKey.String(reason.String())))
+	}
+}
+
+// stop ends the events, when RoundTrip returns.
+func (e *spanEvents) stop() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stopped = true
 }
 
 // record sets on span what r reports.
@@ -97,12 +146,6 @@ func record(span trace.Span, r *transport.Report) {
 	}
 	if r.Attempts > 1 {
 		span.SetAttributes(ResendCountKey.Int(r.Attempts - 1))
-		for n := 2; n <= r.Attempts; n++ {
-			span.AddEvent(ReplayEvent, trace.WithAttributes(AttemptKey.Int(n)))
-		}
-	}
-	if r.Refused != 0 {
-		span.AddEvent(RefusedEvent, trace.WithAttributes(ReasonKey.String(r.Refused.String())))
 	}
 }
 

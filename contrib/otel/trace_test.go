@@ -7,7 +7,10 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -286,5 +289,76 @@ func TestTraceOtelhttpInside(t *testing.T) {
 	}
 	if v := attrs(servers[0])[teebodyotel.ResendCountKey]; v.AsInt64() != 1 {
 		t.Errorf("parent span: http.request.resend_count = %v; want 1", v.String())
+	}
+}
+
+// TestTraceEventTimes: the events carry the time their replay or refusal
+// happened, not the time RoundTrip returned. A replay event falls between
+// the request's start and the upstream's read of the replayed body; a
+// refused event comes before the refusal reaches a trace of the caller's,
+// which runs after teebodyotel's.
+func TestTraceEventTimes(t *testing.T) {
+	t.Run("replay", func(t *testing.T) {
+		var (
+			mu   sync.Mutex
+			sent time.Time // when the upstream had read the replay whole
+		)
+		up := proxytest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			discard(w, r)
+			mu.Lock()
+			sent = time.Now()
+			mu.Unlock()
+		}), proxytest.Options{RefuseEvery: 2})
+		t.Cleanup(up.Close)
+		inner := up.Transport()
+		t.Cleanup(inner.CloseIdleConnections)
+		tracing := newTracing(t)
+		start := time.Now()
+		if err := roundTripAndClose(tracing.client(transport.New(inner, transport.DefaultConfig())),
+			post(t, context.Background(), up.URL, bytes.Repeat([]byte("r"), 100<<10))); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		checkEventTimes(t, tracing.onlySpan(t), teebodyotel.ReplayEvent, start, sent)
+	})
+	t.Run("refused", func(t *testing.T) {
+		up, inner := upstream(t, proxytest.Options{RefuseEvery: 1})
+		tracing := newTracing(t)
+		cfg := transport.DefaultConfig()
+		cfg.PerRequestBytes = 64 << 10
+		var refused atomic.Pointer[time.Time] // when the caller's trace saw the refusal
+		ctx := transport.WithBodyTrace(context.Background(), &transport.BodyTrace{
+			ReplayRefused: func(teebody.Reason) {
+				now := time.Now()
+				refused.CompareAndSwap(nil, &now)
+			},
+		})
+		start := time.Now()
+		err := roundTripAndClose(tracing.client(transport.New(inner, cfg)), post(t, ctx, up.URL, bytes.Repeat([]byte("r"), 1<<20)))
+		if !errors.Is(err, teebody.ErrNotReplayable) || refused.Load() == nil {
+			t.Fatalf("RoundTrip: %v, refusal seen %v; want an error matching ErrNotReplayable, seen", err, refused.Load() != nil)
+		}
+		checkEventTimes(t, tracing.onlySpan(t), teebodyotel.RefusedEvent, start, *refused.Load())
+	})
+}
+
+// checkEventTimes fails t unless s has an event named name, and each such
+// event's time is within [from, to].
+func checkEventTimes(t *testing.T, s sdktrace.ReadOnlySpan, name string, from, to time.Time) {
+	t.Helper()
+	n := 0
+	for _, e := range s.Events() {
+		if e.Name != name {
+			continue
+		}
+		n++
+		if e.Time.Before(from) || e.Time.After(to) {
+			t.Errorf("%s event at %v; want within [%v, %v], the request's start and the event's",
+				name, e.Time.Sub(from), time.Duration(0), to.Sub(from))
+		}
+	}
+	if n == 0 {
+		t.Errorf("no %s event; want one", name)
 	}
 }
