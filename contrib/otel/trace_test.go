@@ -143,7 +143,7 @@ func TestTraceRefused(t *testing.T) {
 	up, inner := upstream(t, proxytest.Options{RefuseEvery: 1})
 	tracing := newTracing(t)
 	cfg := transport.DefaultConfig()
-	cfg.PerRequestBytes = 64 << 10
+	cfg.PerRequestBytes = 1 // no chunk fits: a GOAWAY that came early would still find no replay
 	err := roundTripAndClose(tracing.client(transport.New(inner, cfg)),
 		post(t, context.Background(), up.URL, bytes.Repeat([]byte("r"), 1<<20)))
 	if !errors.Is(err, teebody.ErrNotReplayable) {
@@ -326,7 +326,7 @@ func TestTraceEventTimes(t *testing.T) {
 		up, inner := upstream(t, proxytest.Options{RefuseEvery: 1})
 		tracing := newTracing(t)
 		cfg := transport.DefaultConfig()
-		cfg.PerRequestBytes = 64 << 10
+		cfg.PerRequestBytes = 1 // no chunk fits
 		var refused atomic.Pointer[time.Time] // when the caller's trace saw the refusal
 		ctx := transport.WithBodyTrace(context.Background(), &transport.BodyTrace{
 			ReplayRefused: func(teebody.Reason) {
