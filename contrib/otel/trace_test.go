@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -138,22 +139,31 @@ func TestTraceReplay(t *testing.T) {
 
 // TestTraceRefused: a body over the per-request limit, to an upstream that
 // refuses every connection, cannot be replayed; its span has a refusal
-// event with the reason, no resend count, and otelhttp's error status.
+// event with the reason, and otelhttp's error status. A GOAWAY can come
+// before the Tee has refused to keep the body (it failed 2 in 15 runs
+// under -race), so a replay may come first: the span then has its event
+// and the resend count that goes with it.
 func TestTraceRefused(t *testing.T) {
 	up, inner := upstream(t, proxytest.Options{RefuseEvery: 1})
 	tracing := newTracing(t)
 	cfg := transport.DefaultConfig()
-	cfg.PerRequestBytes = 1 // no chunk fits: a GOAWAY that came early would still find no replay
+	cfg.PerRequestBytes = 64 << 10
 	err := roundTripAndClose(tracing.client(transport.New(inner, cfg)),
 		post(t, context.Background(), up.URL, bytes.Repeat([]byte("r"), 1<<20)))
 	if !errors.Is(err, teebody.ErrNotReplayable) {
 		t.Fatalf("RoundTrip: %v; want an error matching ErrNotReplayable", err)
 	}
 	span := tracing.onlySpan(t)
-	if v, ok := attrs(span)[teebodyotel.ResendCountKey]; ok {
-		t.Errorf("http.request.resend_count = %v; want none", v.String())
+	resends, ok := attrs(span)[teebodyotel.ResendCountKey]
+	if ok && resends.AsInt64() < 1 {
+		t.Errorf("http.request.resend_count = %v; want none, or at least 1", resends.String())
 	}
-	if got, want := events(span), []string{"teebody.refused teebody.reason=too_large"}; !slices.Equal(got, want) {
+	var want []string
+	for n := range resends.AsInt64() {
+		want = append(want, fmt.Sprintf("teebody.replay teebody.attempt=%d", n+2))
+	}
+	want = append(want, "teebody.refused teebody.reason=too_large")
+	if got := events(span); !slices.Equal(got, want) {
 		t.Errorf("events %q; want %q", got, want)
 	}
 	if span.Status().Code != codes.Error {
@@ -326,7 +336,7 @@ func TestTraceEventTimes(t *testing.T) {
 		up, inner := upstream(t, proxytest.Options{RefuseEvery: 1})
 		tracing := newTracing(t)
 		cfg := transport.DefaultConfig()
-		cfg.PerRequestBytes = 1 // no chunk fits
+		cfg.PerRequestBytes = 64 << 10
 		var refused atomic.Pointer[time.Time] // when the caller's trace saw the refusal
 		ctx := transport.WithBodyTrace(context.Background(), &transport.BodyTrace{
 			ReplayRefused: func(teebody.Reason) {
