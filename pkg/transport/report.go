@@ -9,7 +9,8 @@ import (
 // A Report tells what RoundTrip did with one request's body. To get one,
 // make the request with a context from WithReport. RoundTrip fills the
 // Report in before it returns, with what happened until then. Read it only
-// after RoundTrip has returned.
+// after RoundTrip has returned. A BodyTrace tells of the same events as
+// they happen.
 type Report struct {
 	// Buffered reports whether the body was kept for replays.
 	Buffered bool

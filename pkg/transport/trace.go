@@ -50,7 +50,8 @@ type BodyTrace struct {
 
 	// BodyReleased is called once the request is over and its buffer is
 	// back in the budget. It may be called from a different goroutine,
-	// and after RoundTrip has returned. Drain waits for it to return.
+	// such as the one closing the response body, which waits for it. It
+	// may be called after RoundTrip has returned. Drain waits for it.
 	BodyReleased func()
 }
 
