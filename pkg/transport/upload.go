@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"sync/atomic"
 
 	"github.com/teebody/teebody/pkg/teebody"
 )
@@ -19,57 +18,20 @@ func isEmpty(req *http.Request, resp *http.Response) bool {
 		resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
 }
 
-// endAfterUpload ends the request of an empty response, whose Tee is
-// sealed, once the inner transport is done with the body (the newest
-// follower returned an error, io.EOF included, or was closed), or once ctx,
-// the request's context, is done, whichever comes first: at once if the
-// body was sent whole before the response came, as it usually is.
+// endAfterUpload ends the request of an empty response, whose Tee is sealed,
+// once: when the inner transport is done with the body (the newest follower
+// returned an error or was closed) or when ctx is done, whichever is first.
 func (t *Transport) endAfterUpload(tee *teebody.Tee, ctx context.Context) {
-	u := &upload{t: t, tee: tee}
-	if !tee.AfterStreamed(u.streamed) {
-		t.end(tee)
+	end := sync.OnceFunc(func() { t.end(tee) })
+	if !tee.AfterStreamed(end) {
+		end() // the usual case: the body was sent whole before the response came
 		return
 	}
-	stop := context.AfterFunc(ctx, u.end)
-	u.mu.Lock()
-	if u.fired {
-		u.mu.Unlock()
+	// The upload goes on. The second AfterStreamed also stops ctx's function;
+	// if it comes after the upload ended, end ran or runs; after Close, now.
+	stop := context.AfterFunc(ctx, end)
+	if !tee.AfterStreamed(func() { stop(); end() }) {
 		stop()
-		return
-	}
-	u.stop = stop
-	u.mu.Unlock()
-}
-
-// upload is the end of a request whose empty response has come while its
-// body may still be streaming: it runs Transport.end once, from whichever
-// of the Tee's AfterStreamed function and the context's AfterFunc comes
-// first.
-type upload struct {
-	t     *Transport
-	tee   *teebody.Tee
-	ended atomic.Bool // end has run Transport.end
-
-	mu    sync.Mutex
-	fired bool        // guarded by mu: streamed has run
-	stop  func() bool // guarded by mu: stops the context's AfterFunc; nil until endAfterUpload set it
-}
-
-// streamed runs when the inner transport is done with the body.
-func (u *upload) streamed() {
-	u.mu.Lock()
-	u.fired = true
-	stop := u.stop
-	u.mu.Unlock()
-	if stop != nil {
-		stop() // the context's AfterFunc is no longer needed
-	}
-	u.end()
-}
-
-// end ends the request, the first time it is called.
-func (u *upload) end() {
-	if u.ended.CompareAndSwap(false, true) {
-		u.t.end(u.tee)
+		end()
 	}
 }
