@@ -93,11 +93,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.requests, s.Requests)
 	counter(c.buffered, s.Buffered)
 	counter(c.bufferedQuiet, s.BufferedQuiet)
-	for _, r := range transport.PassThroughReasons() {
+	for r := range transport.PassThroughReasons() {
 		counter(c.passed, s.PassedThrough.Count(r), r.String())
 	}
 	counter(c.served, s.ReplaysServed)
-	for _, r := range transport.RefusalReasons() {
+	for r := range transport.RefusalReasons() {
 		counter(c.refused, s.ReplaysRefused.Count(r), r.String())
 	}
 	counter(c.overBudget, s.BudgetRefusals)

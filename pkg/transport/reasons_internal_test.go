@@ -3,16 +3,29 @@ package transport
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/teebody/teebody/pkg/teebody"
 )
 
+// sum adds up the fields that fields returned.
+func sum(fields []*int64) int64 {
+	var n int64
+	for _, f := range fields {
+		if f != nil {
+			n += *f
+		}
+	}
+	return n
+}
+
 // TestEveryReasonCounted counts one refusal of each teebody.Reason (every
-// value whose String is not "unknown") and checks that it lands in its own
-// field of RefusalStats and nowhere else, so that a reason added to teebody
-// without its entry in refusals fails here instead of counting as another.
-// An error that does not match teebody.ErrNotReplayable is not counted.
+// value from 1 whose String is not "unknown") and checks that it lands in
+// its own field of RefusalStats and nowhere else, so that a reason added to
+// teebody without its place in RefusalStats fails here instead of counting
+// as another. An error that does not match teebody.ErrNotReplayable is not
+// counted.
 func TestEveryReasonCounted(t *testing.T) {
 	var all []teebody.Reason
 	for r := teebody.Reason(1); r.String() != "unknown"; r++ {
@@ -20,22 +33,31 @@ func TestEveryReasonCounted(t *testing.T) {
 		tr := New(nil, DefaultConfig())
 		tr.countRefusal(fmt.Errorf("http2: %w", RefusedReplay(t, r)))
 		got := tr.Stats().ReplaysRefused
-		var sum int64
-		for _, field := range refusals {
-			if field != nil {
-				sum += *field(&got)
-			}
-		}
-		if got.Count(r) != 1 || sum != 1 {
-			t.Errorf("reason %v: Count %d, %d refusals counted in all (%+v); want 1 and 1", r, got.Count(r), sum, got)
+		fields := got.fields()
+		if n, all := got.Count(r), sum(fields[:]); n != 1 || all != 1 {
+			t.Errorf("reason %v: Count %d, %d refusals counted in all (%+v); want 1 and 1", r, n, all, got)
 		}
 	}
-	if fmt.Sprint(RefusalReasons()) != fmt.Sprint(all) {
-		t.Errorf("RefusalReasons() = %v, want every reason: %v", RefusalReasons(), all)
+	if got := slices.Collect(RefusalReasons()); !slices.Equal(got, all) {
+		t.Errorf("RefusalReasons() = %v, want every reason: %v", got, all)
 	}
 	tr := New(nil, DefaultConfig())
 	tr.countRefusal(errors.New("not a refusal"))
 	if got := tr.Stats().ReplaysRefused; got != (RefusalStats{}) {
 		t.Errorf("an error that is not a refusal was counted: %+v", got)
+	}
+}
+
+// TestEveryPassThroughCounted counts one request of each PassThroughReason
+// and checks that Stats shows it in its own field and nowhere else.
+func TestEveryPassThroughCounted(t *testing.T) {
+	for r := range PassThroughReasons() {
+		tr := New(nil, DefaultConfig())
+		tr.counters.passed[r].Add(1)
+		got := tr.Stats().PassedThrough
+		fields := got.fields()
+		if n, all := got.Count(r), sum(fields[:]); n != 1 || all != 1 {
+			t.Errorf("reason %v: Count %d, %d requests counted in all (%+v); want 1 and 1", r, n, all, got)
+		}
 	}
 }

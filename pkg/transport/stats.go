@@ -1,6 +1,11 @@
 package transport
 
-import "sync/atomic"
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/teebody/teebody/pkg/teebody"
+)
 
 // Stats is a snapshot of a Transport's counters, which only grow, and
 // gauges. Each field is read atomically, but the snapshot as a whole is not.
@@ -36,6 +41,21 @@ type PassThroughStats struct {
 	Quiet      int64
 }
 
+// fields returns p's fields, indexed by reason.
+func (p *PassThroughStats) fields() [passThroughEnd]*int64 {
+	return [...]*int64{PassThroughNoBody: &p.NoBody, PassThroughGetBodySet: &p.GetBodySet,
+		PassThroughUpgrade: &p.Upgrade, PassThroughDisabled: &p.Disabled, PassThroughQuiet: &p.Quiet}
+}
+
+// Count returns the requests that passed through for reason r, or 0 if r
+// is no reason.
+func (p PassThroughStats) Count(r PassThroughReason) int64 {
+	if r <= 0 || r >= passThroughEnd {
+		return 0
+	}
+	return *p.fields()[r]
+}
+
 // RefusalStats counts the refused replays, one field per teebody.Reason of
 // the same name.
 type RefusalStats struct {
@@ -46,15 +66,39 @@ type RefusalStats struct {
 	Yielded      int64
 }
 
+// fields returns s's fields, indexed by teebody.Reason.
+func (s *RefusalStats) fields() [refusalEnd]*int64 {
+	return [...]*int64{teebody.ReasonTooLarge: &s.TooLarge, teebody.ReasonNoBudget: &s.NoBudget,
+		teebody.ReasonStreamedPast: &s.StreamedPast, teebody.ReasonClosed: &s.Closed, teebody.ReasonYielded: &s.Yielded}
+}
+
+// Count returns the replays refused for reason r, or 0 if RefusalStats does
+// not count r.
+func (s RefusalStats) Count(r teebody.Reason) int64 {
+	if r <= 0 || r >= refusalEnd {
+		return 0
+	}
+	return *s.fields()[r]
+}
+
 // counters are the live fields behind Stats; every field is atomic.
 type counters struct {
 	requests, buffered, bufferedQuiet atomic.Int64
 	passed                            [passThroughEnd]atomic.Int64 // by PassThroughReason
 	replaysServed                     atomic.Int64
-	refused                           [len(refusals)]atomic.Int64 // by teebody.Reason
+	refused                           [refusalEnd]atomic.Int64 // by teebody.Reason
 	budgetRefusals, retryLaterWritten atomic.Int64
 	badGatewayWritten                 atomic.Int64
 	adaptiveTraces                    atomic.Int64
+}
+
+// countRefusal counts a GetBody call that err refused, under its reason.
+// An error that is not a teebody.NotReplayableError is not counted: it does
+// not match ErrNotReplayable, and ReplaysRefused counts only those.
+func (t *Transport) countRefusal(err error) {
+	if nre, ok := errors.AsType[teebody.NotReplayableError](err); ok && nre.Reason() > 0 && nre.Reason() < refusalEnd {
+		t.counters.refused[nre.Reason()].Add(1)
+	}
 }
 
 // Stats returns a snapshot of t's counters and gauges. It is safe to call
@@ -71,13 +115,12 @@ func (t *Transport) Stats() Stats {
 		BadGatewayWritten: c.badGatewayWritten.Load(),
 		AdaptiveTraces:    c.adaptiveTraces.Load(),
 	}
-	for r := PassThroughReason(1); r < passThroughEnd; r++ {
-		*passThroughs[r].field(&s.PassedThrough) = c.passed[r].Load()
+	passed, refused := s.PassedThrough.fields(), s.ReplaysRefused.fields()
+	for r := range PassThroughReasons() {
+		*passed[r] = c.passed[r].Load()
 	}
-	for r, field := range refusals {
-		if field != nil {
-			*field(&s.ReplaysRefused) = c.refused[r].Load()
-		}
+	for r := range RefusalReasons() {
+		*refused[r] = c.refused[r].Load()
 	}
 	if t.traces != nil {
 		s.AdaptiveUpstreams = int64(t.traces.count())
