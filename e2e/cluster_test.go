@@ -35,6 +35,7 @@ const startupTimeout = 3 * time.Minute
 // cluster is an etcd and a kube-apiserver on loopback, started by startCluster and stopped by its cleanups.
 type cluster struct {
 	dir        string // logs, keys, certificates and the kubeconfig
+	etcdURL    string // the client URL of its etcd
 	url        string // https://127.0.0.1:port of the API server
 	token      string // bearer token of a system:masters user
 	caPEM      []byte // what the kubeconfig trusts: the API server's self-signed chain from its cert dir
@@ -67,10 +68,23 @@ func binary(t testing.TB, name string) string {
 	return p
 }
 
-// startCluster starts etcd and kube-apiserver, waits until the API server is ready, and writes an admin
-// kubeconfig. Their logs and the kubeconfig go to dir; their data, keys and certificates to a temporary folder.
-// Both processes are stopped by the test's cleanups, in reverse order.
+// clusterOptions varies the kube-apiserver that startClusterWith starts.
+type clusterOptions struct {
+	binary   string   // its name in bin/; "" means kube-apiserver
+	noGoaway bool     // leaves --goaway-chance out
+	args     []string // more flags
+}
+
+// startCluster starts etcd and kube-apiserver --goaway-chance, waits until the API server is ready, and writes an
+// admin kubeconfig. Their logs and the kubeconfig go to dir; their data, keys and certificates to a temporary
+// folder. Both processes are stopped by the test's cleanups, in reverse order.
 func startCluster(t *testing.T, dir string) *cluster {
+	t.Helper()
+	return startClusterWith(t, dir, clusterOptions{})
+}
+
+// startClusterWith is startCluster with the API server that o describes.
+func startClusterWith(t *testing.T, dir string, o clusterOptions) *cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), startupTimeout)
 	defer cancel()
@@ -78,7 +92,7 @@ func startCluster(t *testing.T, dir string) *cluster {
 
 	etcdURL := startEtcd(t, ctx, dir, filepath.Join(state, "etcd"))
 
-	c := &cluster{dir: dir, token: rand.Text()}
+	c := &cluster{dir: dir, etcdURL: etcdURL, token: rand.Text()}
 	certDir := filepath.Join(state, "certs")
 	tokens := filepath.Join(state, "tokens.csv")
 	writeFile(t, tokens, []byte(c.token+",e2e-admin,e2e-admin-uid,system:masters\n"))
@@ -86,21 +100,27 @@ func startCluster(t *testing.T, dir string) *cluster {
 
 	port := freePort(t)
 	c.url = "https://127.0.0.1:" + strconv.Itoa(port)
-	c.apiserver = startProc(t, dir, "kube-apiserver", binary(t, "kube-apiserver"),
-		"--goaway-chance="+goawayChance,
-		"--etcd-servers="+etcdURL,
+	args := []string{
+		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-		"--cert-dir="+certDir,
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + certDir,
 		"--endpoint-reconciler-type=none",
 		"--authorization-mode=AlwaysAllow",
-		"--token-auth-file="+tokens,
+		"--token-auth-file=" + tokens,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+saPub,
-		"--service-account-signing-key-file="+saKey,
+		"--service-account-key-file=" + saPub,
+		"--service-account-signing-key-file=" + saKey,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--v=1", // prints every flag as parsed (FLAG: --name="value"), which checkGoawayFlag reads
-	)
+	}
+	if !o.noGoaway {
+		args = append(args, "--goaway-chance="+goawayChance)
+	}
+	if o.binary == "" {
+		o.binary = "kube-apiserver"
+	}
+	c.apiserver = startProc(t, dir, o.binary, binary(t, o.binary), append(args, o.args...)...)
 
 	// The server writes its self-signed chain into certDir before it listens; trust only that. The file is read
 	// anew on each try, in case the first read caught it half written.
