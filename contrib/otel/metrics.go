@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -121,8 +122,8 @@ func newObservation(attrs []attribute.KeyValue) *observation {
 		return []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(all...))}
 	}
 	o := &observation{
-		passReasons:   transport.PassThroughReasons(),
-		refuseReasons: transport.RefusalReasons(),
+		passReasons:   slices.Collect(transport.PassThroughReasons()),
+		refuseReasons: slices.Collect(transport.RefusalReasons()),
 		plain:         with(),
 		tooMany:       with(StatusCodeKey.Int(http.StatusTooManyRequests)),
 		badGateway:    with(StatusCodeKey.Int(http.StatusBadGateway)),

@@ -38,6 +38,7 @@ type loadResult struct {
 	lost      [kinds]int
 	codes     map[connect.Code]int // failures by connect code
 	firstErrs []string             // the first few failures
+	otherErrs []string             // the first few failures not lost to a GOAWAY
 	server    tally
 	restarts  int64
 	forced    int64
@@ -117,8 +118,12 @@ func runLoad(t *testing.T, p proto, fixed bool) loadResult {
 				if err != nil {
 					res.failed[k]++
 					res.codes[connect.CodeOf(err)]++
-					if transport.ShouldRetryLater(err) && led.timesApplied(id) == 0 {
+					applied := led.timesApplied(id)
+					switch {
+					case transport.ShouldRetryLater(err) && applied == 0:
 						res.lost[k]++
+					case len(res.otherErrs) < 5:
+						res.otherErrs = append(res.otherErrs, fmt.Sprintf("%v call %d (applied %d times): %v", k, id, applied, err))
 					}
 					if len(res.firstErrs) < 3 {
 						res.firstErrs = append(res.firstErrs, fmt.Sprintf("%v call %d: %v", k, id, err))
@@ -158,5 +163,8 @@ func (r loadResult) log(t *testing.T, arm string, run int) {
 		r.lost, r.codes, r.server.started, r.server.applied, r.server.startedTwice, r.server.appliedTwice, r.server.bad, r.server.short)
 	for _, e := range r.firstErrs {
 		t.Logf("%s run %d: %s", arm, run, e)
+	}
+	for _, e := range r.otherErrs {
+		t.Logf("%s run %d: not lost to a GOAWAY: %s", arm, run, e)
 	}
 }
