@@ -94,9 +94,9 @@ type Transport struct {
 	// stable when the config changes.
 	Name string `json:"name,omitempty"`
 
-	tr         *transport.Transport // built by Provision
+	tr         *transport.Transport                            // built by Provision
 	answer     func(http.ResponseWriter, *http.Request, error) // answers a refused request; nil if OnRefused is "error"
-	unregister func() bool          // takes the collector off Caddy's registry
+	unregister func() bool                                     // takes the collector off Caddy's registry
 }
 
 // CaddyModule returns the Caddy module information.
