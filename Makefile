@@ -21,8 +21,8 @@ all: lint test
 # counts mean nothing while the race detector makes sync.Pool drop items at random. make test runs them once more
 # without it, and fails unless each of them ran and passed. A test that skips under -race (raceEnabled, in a
 # package's race_test.go) belongs in this list, unless its module is in PLAIN_MODULES, which make test runs without it.
-NORACE_TESTS := TestAllocsOneKiB TestAllocsPerBufferedRequest TestAllocsNewWithOptions TestAllocsReport
-NORACE_PKGS  := ./pkg/teebody ./bench
+NORACE_TESTS := TestAllocsOneKiB TestAllocsPerBufferedRequest TestAllocsNewWithOptions TestAllocsReport TestAllocsBodyTraceUnused
+NORACE_PKGS  := ./pkg/teebody ./pkg/transport ./bench
 norace_run   := ^($(subst $(eval) ,|,$(strip $(NORACE_TESTS))))$$
 
 # The modules whose tests make test runs without the race detector: the demo's (about 1,050 of Kubernetes'
@@ -124,13 +124,14 @@ bench:
 ## e2e: build kube-apiserver and etcd into e2e/bin (only when the pins change; docs/E2E.md records a cold build),
 ## and Caddy with teebody's transport module (only when it or its sources change), then run the original GOAWAY
 ## experiment against them (TestE2E, Teleport's agent's chain among its subtests: docs/teleport.md), and the nginx
-## and Caddy experiments against a real nginx (skipped, loudly, when nginx is missing; in CI it fails instead), and
-## Go upstreams restarted in turn (TestRollingRestart) (docs/E2E.md); logs and results in out/e2e.
+## and Caddy experiments against a real nginx (skipped, loudly, when nginx is missing; in CI it fails instead), Go
+## upstreams restarted in turn (TestRollingRestart), and Kubernetes' aggregator, stock and patched, before an
+## aggregated API server (TestAggregator) (docs/E2E.md); logs and results in out/e2e.
 e2e:
 	@echo "make e2e: checking kube-apiserver and etcd (a first run downloads modules and builds both: 10 minutes or more on 2 cores)..."
 	cd e2e && GO=$(GO) ./build.sh
 	cd e2e && GO=$(GO) ./build-caddy.sh
-	cd e2e && TEEBODY_E2E=1 $(GO) test -count=1 -v -timeout 30m -run '^(TestE2E|TestNginx|TestCaddy|TestRollingRestart)$$' . -args -out ../out/e2e
+	cd e2e && TEEBODY_E2E=1 $(GO) test -count=1 -v -timeout 30m -run '^(TestE2E|TestNginx|TestCaddy|TestRollingRestart|TestAggregator)$$' . -args -out ../out/e2e
 
 ## goaway: the failure and the fix side by side through the transport, with the counts.
 goaway:
