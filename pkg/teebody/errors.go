@@ -56,8 +56,12 @@ func (r Reason) known() bool { return r > 0 && r < reasonEnd }
 
 // String returns a short lower-case name of the reason, suitable as a metric
 // label. The names are "too_large", "no_budget", "streamed_past", "closed"
-// and "yielded". Any other value is "unknown".
+// and "yielded". The zero value, no reason, is "none"; any other value is
+// "unknown".
 func (r Reason) String() string {
+	if r == 0 {
+		return "none"
+	}
 	if !r.known() {
 		return "unknown"
 	}
@@ -74,7 +78,7 @@ func (r Reason) String() string {
 //	}
 //
 // It is a value, compared by its reason, so no holder of one can change what
-// another sees. The zero value has no reason: its Reason is 0, "unknown".
+// another sees. The zero value has no reason: its Reason is 0, "none".
 type NotReplayableError struct {
 	reason Reason
 }

@@ -11,19 +11,19 @@ import (
 
 // TestReasonTable checks that every Reason below reasonEnd has a label and
 // words of its own, so that a reason added without its entry fails here, and
-// that the values beyond the table are "unknown".
+// that the values beyond the table are "unknown" and the zero value "none".
 func TestReasonTable(t *testing.T) {
 	labels, texts := map[string]bool{}, map[string]bool{}
 	for r := Reason(1); r < reasonEnd; r++ {
 		label, text := r.String(), notReplayable(r).Error()
-		if label == "unknown" || labels[label] || texts[text] || text == ErrNotReplayable.Error() {
+		if label == "unknown" || label == "none" || labels[label] || texts[text] || text == ErrNotReplayable.Error() {
 			t.Errorf("reason %d: label %q, error %q: missing or twice", int(r), label, text)
 		}
 		labels[label], texts[text] = true, true
 	}
-	for _, r := range []Reason{0, reasonEnd, -1} {
-		if r.String() != "unknown" || notReplayable(r).Error() != ErrNotReplayable.Error() {
-			t.Errorf("reason %d: %q, %q; want unknown", int(r), r.String(), notReplayable(r).Error())
+	for r, want := range map[Reason]string{0: "none", reasonEnd: "unknown", -1: "unknown"} {
+		if r.String() != want || notReplayable(r).Error() != ErrNotReplayable.Error() {
+			t.Errorf("reason %d: %q, %q; want %s and the bare error", int(r), r.String(), notReplayable(r).Error(), want)
 		}
 	}
 }
