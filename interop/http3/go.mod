@@ -6,7 +6,7 @@ replace github.com/teebody/teebody => ../..
 
 require (
 	github.com/quic-go/quic-go v0.65.0
-	github.com/teebody/teebody v0.0.0-20261205092355-38030d196823
+	github.com/teebody/teebody v0.0.0-20261205171234-c4fc3cda8d7f
 	go.uber.org/goleak v1.3.0
 )
 
