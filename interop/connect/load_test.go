@@ -35,7 +35,12 @@ type loadResult struct {
 	// lost counts the failed calls that the upstream never applied and
 	// whose error proves that it did not process them
 	// (transport.ShouldRetryLater): the calls a GOAWAY cost.
-	lost      [kinds]int
+	lost [kinds]int
+	// unproven counts the failed calls that the upstream never applied,
+	// with connect's Unavailable but no such proof: net/http resent a
+	// refused stream whose pipe the first attempt had closed, and the call
+	// failed with "io: read/write on closed pipe".
+	unproven  [kinds]int
 	codes     map[connect.Code]int // failures by connect code
 	firstErrs []string             // the first few failures
 	otherErrs []string             // the first few failures not lost to a GOAWAY
@@ -119,11 +124,15 @@ func runLoad(t *testing.T, p proto, fixed bool) loadResult {
 					res.failed[k]++
 					res.codes[connect.CodeOf(err)]++
 					applied := led.timesApplied(id)
-					switch {
-					case transport.ShouldRetryLater(err) && applied == 0:
+					if transport.ShouldRetryLater(err) && applied == 0 {
 						res.lost[k]++
-					case len(res.otherErrs) < 5:
-						res.otherErrs = append(res.otherErrs, fmt.Sprintf("%v call %d (applied %d times): %v", k, id, applied, err))
+					} else {
+						if connect.CodeOf(err) == connect.CodeUnavailable && applied == 0 {
+							res.unproven[k]++
+						}
+						if len(res.otherErrs) < 5 {
+							res.otherErrs = append(res.otherErrs, fmt.Sprintf("%v call %d (applied %d times): %v", k, id, applied, err))
+						}
 					}
 					if len(res.firstErrs) < 3 {
 						res.firstErrs = append(res.firstErrs, fmt.Sprintf("%v call %d: %v", k, id, err))
@@ -158,9 +167,9 @@ func runLoad(t *testing.T, p proto, fixed bool) loadResult {
 func (r loadResult) log(t *testing.T, arm string, run int) {
 	t.Helper()
 	t.Logf("%s run %d: %d calls in %v across %d restarts (%d forced): failed %v of %v (unary, client-streaming, bidi), "+
-		"lost to GOAWAY %v, codes %v; server: %d started, %d applied, %d started twice, %d applied twice, %d bad messages, %d cut short",
+		"lost to GOAWAY %v, unavailable without proof %v, codes %v; server: %d started, %d applied, %d started twice, %d applied twice, %d bad messages, %d cut short",
 		arm, run, r.total(r.calls), r.took.Round(time.Millisecond), r.restarts, r.forced, r.failed, r.calls,
-		r.lost, r.codes, r.server.started, r.server.applied, r.server.startedTwice, r.server.appliedTwice, r.server.bad, r.server.short)
+		r.lost, r.unproven, r.codes, r.server.started, r.server.applied, r.server.startedTwice, r.server.appliedTwice, r.server.bad, r.server.short)
 	for _, e := range r.firstErrs {
 		t.Logf("%s run %d: %s", arm, run, e)
 	}
