@@ -132,20 +132,13 @@ func newRequestTrace(ctx context.Context) *requestTrace {
 	return &requestTrace{ts: ts}
 }
 
-// onDone returns what the Tee of a request traced by rt calls once it is
-// done. BodyReleased runs before untrack, so that Drain waits for it.
-func (t *Transport) onDone(rt *requestTrace) func() {
-	if rt == nil {
-		return t.untrack
-	}
-	return func() {
-		rt.ts.each(func(t *BodyTrace) {
-			if t.BodyReleased != nil {
-				t.BodyReleased()
-			}
-		})
-		t.untrack()
-	}
+// released calls the BodyReleased hooks.
+func (rt *requestTrace) released() {
+	rt.ts.each(func(t *BodyTrace) {
+		if t.BodyReleased != nil {
+			t.BodyReleased()
+		}
+	})
 }
 
 // body returns follower, a body that the Tee handed out, as an attempt

@@ -11,8 +11,6 @@ import (
 
 // TestAllocsBodyTraceNone pins that the trace's calls in RoundTrip,
 // GetBody and send allocate nothing for a context without a BodyTrace.
-// (Transport.onDone returns the method value that RoundTrip made before
-// BodyTrace existed.)
 func TestAllocsBodyTraceNone(t *testing.T) {
 	ctx := context.WithValue(context.Background(), reportKey{}, (*reports)(nil)) // another value, to look past
 	refusal := teebody.ErrNotReplayable

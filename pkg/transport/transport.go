@@ -127,22 +127,25 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	rt := newRequestTrace(req.Context()) // nil without a BodyTrace
 
 	t.track()
+	x := &exchange{t: t, up: up, rt: rt}
 	tee := teebody.New(req.Body, teebody.WithLimit(limit), teebody.WithBudget(t.budget),
-		teebody.WithOnDone(t.onDone(rt)), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
+		teebody.WithOnDone(x.done), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
+	x.tee = tee
 	body, err := tee.NewReader()
 	if err != nil {
 		// Tee.NewReader's first call fails only on a closed Tee. A broken
 		// promise of teebody's is a bug to surface, not an error to answer.
 		panic("transport: a new Tee refused its first reader: " + err.Error())
 	}
-	out := *req // shallow: the caller's request stays as it was
+	out := &x.out
+	*out = *req // shallow: the caller's request stays as it was
 	out.Body = rt.body(body, true)
-	out.GetBody = func() (io.ReadCloser, error) { return t.replay(tee, up, rt) }
+	out.GetBody = x.getBody
 	if req.Trailer != nil {
-		withTrailer(&out, newTrailer(req.Trailer))
+		withTrailer(out, newTrailer(req.Trailer))
 	}
 
-	resp, err := t.sendOrEnd(tee, &out)
+	resp, err := t.sendOrEnd(tee, out)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
@@ -166,7 +169,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.endAfterUpload(tee, req.Context())
 		return resp, nil
 	}
-	resp.Body = newResponseBody(resp.Body, func() { t.end(tee) })
+	resp.Body = x.responseBody(resp.Body)
 	return resp, nil
 }
 

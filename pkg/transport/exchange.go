@@ -1,0 +1,78 @@
+package transport
+
+import (
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/teebody/teebody/pkg/teebody"
+)
+
+// An exchange is one buffered request, from RoundTrip to its end. It holds
+// in one allocation what the request needs beyond its Tee: the request sent
+// upstream, the response body handed back, and what GetBody and the end of
+// the request read.
+type exchange struct {
+	t   *Transport
+	tee *teebody.Tee
+	up  upstream      // the upstream's key in adaptive mode, else zero
+	rt  *requestTrace // nil without a BodyTrace
+
+	out  http.Request // a shallow copy of the caller's request, sent upstream
+	body responseBody // the response body, once a non-empty response came
+}
+
+// getBody is the GetBody of x.out: a replay of the body, or the Tee's
+// refusal.
+func (x *exchange) getBody() (io.ReadCloser, error) {
+	return x.t.replay(x.tee, x.up, x.rt)
+}
+
+// done is what the Tee calls once it is done. BodyReleased runs before
+// untrack, so that Drain waits for it.
+func (x *exchange) done() {
+	if x.rt != nil {
+		x.rt.released()
+	}
+	x.t.untrack()
+}
+
+// end ends the request.
+func (x *exchange) end() { x.t.end(x.tee) }
+
+// responseBody returns rc, wrapped so that its first Close also ends the
+// request. A body that is also an io.Writer (that of a 101 Switching
+// Protocols response) stays one.
+func (x *exchange) responseBody(rc io.ReadCloser) io.ReadCloser {
+	x.body = responseBody{ReadCloser: rc, x: x}
+	if w, ok := rc.(io.Writer); ok {
+		return writableResponseBody{&x.body, w}
+	}
+	return &x.body
+}
+
+// responseBody is a response body whose first Close also ends its request.
+// Close may come from any goroutine, concurrently with Read, and more than
+// once: only the first one ends the request.
+type responseBody struct {
+	io.ReadCloser
+	once sync.Once
+	x    *exchange
+}
+
+func (b *responseBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.x.end)
+	return err
+}
+
+// writableResponseBody keeps the io.Writer of a body that has one (the body
+// of a 101 Switching Protocols response is an io.ReadWriteCloser, and
+// httputil.ReverseProxy requires it). Upgrade requests pass through
+// untouched, so this only matters for one the headers did not announce.
+type writableResponseBody struct {
+	*responseBody
+	w io.Writer
+}
+
+func (b writableResponseBody) Write(p []byte) (int, error) { return b.w.Write(p) }
