@@ -56,7 +56,8 @@ func TestHandOffsPerUpload(t *testing.T) {
 		t.Run(proxytest.SizeName(size), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := &pieceSource{pieces: make(chan []byte)}
-				tee := teebody.New(src, teebody.WithSizeHint(int64(size)))
+				teeDone := make(chan struct{})
+				tee := teebody.New(src, teebody.WithSizeHint(int64(size)), teebody.WithOnDone(func() { close(teeDone) }))
 				r, err := tee.NewReader()
 				if err != nil {
 					t.Fatal(err)
@@ -86,7 +87,7 @@ func TestHandOffsPerUpload(t *testing.T) {
 					t.Fatalf("the reader got %d bytes and %v, want %d and io.EOF", got, err, size)
 				}
 				tee.Close()
-				<-tee.Done()
+				<-teeDone
 				pieces := (size + piece - 1) / piece
 				t.Logf("%s in %d pieces: %d source Reads with bytes, %d hand-offs to the reader",
 					proxytest.SizeName(size), pieces, src.reads, wakeUps)

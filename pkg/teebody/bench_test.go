@@ -35,14 +35,16 @@ func BenchmarkFollower(b *testing.B) {
 }
 
 // benchmarkTee reads data through a Tee by readers followers in turn, each
-// to the end, then closes the Tee and waits for Done.
+// to the end, then closes the Tee and waits until it is done.
 func benchmarkTee(b *testing.B, data []byte, readers int) {
 	src := &rewindable{}
+	done := make(chan struct{}, 1)
+	onDone := WithOnDone(func() { done <- struct{}{} })
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
 		src.Reset(data)
-		tee := New(src)
+		tee := New(src, onDone)
 		for range readers {
 			r, err := tee.NewReader()
 			if err != nil {
@@ -53,7 +55,7 @@ func benchmarkTee(b *testing.B, data []byte, readers int) {
 			}
 		}
 		tee.Close()
-		<-tee.Done()
+		<-done
 	}
 }
 

@@ -33,8 +33,8 @@
 //     most one more source Read runs, and what it brings is dropped. The
 //     memory and the budget go back at once, whatever followers are left,
 //     but for the chunk that Read fills: it goes back when the Read returns.
-//     Tee.Close states this contract in full. Done tells when the last
-//     goroutine the Tee started is gone.
+//     Tee.Close states this contract in full. The function given with
+//     WithOnDone tells when the last goroutine the Tee started is gone.
 //
 // A body may outgrow its limit or its budget, or yield its budget to another
 // body (see Budget). The Tee then neither blocks nor fails the request. It
@@ -68,8 +68,9 @@
 //  5. The end stops the reads. After Close every follower's Read fails. At
 //     most one more source Read runs: one under way, or one the filler was
 //     about to start. What it brings is dropped (Tee.Close).
-//  6. No leaks. Once Done is closed, no goroutine the Tee started is left.
-//     Before, only the filler, blocked in its one source Read, and the
+//  6. No leaks. Once the function given with WithOnDone runs, no goroutine
+//     the Tee started is left but the one running it, which returns right
+//     after. Before, only the filler, blocked in its one source Read, and the
 //     goroutine closing the source can be left. Each ends as soon as the
 //     source lets it go.
 //

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/teebody/teebody/pkg/teebody"
 )
@@ -52,7 +53,6 @@ func ExampleTee_NewReader() {
 	_, err = req.GetBody()
 	fmt.Println(errors.Is(err, teebody.ErrNotReplayable), err)
 	tee.Close()
-	<-tee.Done()
 	// Output:
 	// replay: {"data":{"k":"v"}}
 	// true teebody: body is not replayable: already streamed past its start
@@ -74,8 +74,7 @@ func ExampleNewBudget() {
 	if errors.As(err, &nre) {
 		fmt.Println("replay refused:", nre.Reason())
 	}
-	tee.Close()
-	<-tee.Done()
+	tee.Close() // the budget is back at once
 	fmt.Println("bytes held:", budget.InUse())
 	// Output:
 	// streamed 65536 bytes
@@ -85,10 +84,13 @@ func ExampleNewBudget() {
 
 // Close ends the request, whatever followers are still open: their Reads
 // fail, no replay is handed out, and the memory goes back to the budget at
-// once; Done is closed once the source is closed and the filler gone.
+// once, but for the chunk a source Read in progress fills. The function
+// given with WithOnDone runs once the source is closed and the filler gone.
 func ExampleTee_Close() {
 	budget := teebody.NewBudget(1 << 20)
-	tee := teebody.New(io.NopCloser(strings.NewReader("kind: ConfigMap")), teebody.WithBudget(budget))
+	done := make(chan struct{})
+	tee := teebody.New(io.NopCloser(strings.NewReader("kind: ConfigMap")),
+		teebody.WithBudget(budget), teebody.WithOnDone(func() { close(done) }))
 	first, _ := tee.NewReader()
 	b := make([]byte, 4)
 	n, _ := io.ReadFull(first, b)
@@ -99,11 +101,32 @@ func ExampleTee_Close() {
 	fmt.Println("read after Close:", err)
 	_, err = tee.NewReader()
 	fmt.Println("replay after Close:", err)
-	<-tee.Done()
-	fmt.Println("held after Done:", budget.InUse())
+	<-done
+	fmt.Println("held when done:", budget.InUse())
 	// Output:
 	// read "kind", held: 4096 bytes
 	// read after Close: teebody: read on closed body
 	// replay after Close: teebody: body is not replayable: the request is over
-	// held after Done: 0
+	// held when done: 0
+}
+
+// An owner of many Tees learns of the end of each without a goroutine
+// waiting on it: here a WaitGroup counts the bodies whose source or filler
+// goroutine may still be busy.
+func ExampleWithOnDone() {
+	var live sync.WaitGroup
+	for _, body := range []string{"kind: ConfigMap", "kind: Secret"} {
+		live.Add(1)
+		tee := teebody.New(io.NopCloser(strings.NewReader(body)), teebody.WithOnDone(live.Done))
+		first, _ := tee.NewReader()
+		b, _ := io.ReadAll(first)
+		fmt.Printf("sent: %s\n", b)
+		tee.Close() // the request is over
+	}
+	live.Wait() // every source closed, every filler gone
+	fmt.Println("all done")
+	// Output:
+	// sent: kind: ConfigMap
+	// sent: kind: Secret
+	// all done
 }

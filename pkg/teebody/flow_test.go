@@ -259,7 +259,7 @@ func TestYieldsUnderConcurrency(t *testing.T) {
 	// upstream having read 112 KiB of it, so that at least one of the others takes what it frees: a yield
 	// happens on every run, whatever the interleaving.
 	bigSrc, bigW := io.Pipe()
-	big := New(bigSrc, WithBudget(budget))
+	big, bigDone := newTeeDone(bigSrc, WithBudget(budget))
 	go bigW.Write(randomBytes(112<<10, 99))
 	if _, err := io.ReadFull(mustReader(t, big), make([]byte, 112<<10)); err != nil {
 		t.Fatal(err)
@@ -278,7 +278,7 @@ func TestYieldsUnderConcurrency(t *testing.T) {
 		data := randomBytes(size, uint64(i))
 		race := rng.IntN(3) // what the first read races: 0 Close, 1 a replay, 2 Seal
 		wg.Go(func() {
-			tee := New(io.NopCloser(iotest.HalfReader(bytes.NewReader(data))), WithBudget(budget), WithSizeHint(hint))
+			tee, done := newTeeDone(io.NopCloser(iotest.HalfReader(bytes.NewReader(data))), WithBudget(budget), WithSizeHint(hint))
 			var readers sync.WaitGroup
 			read := func() {
 				r, err := tee.NewReader()
@@ -319,7 +319,7 @@ func TestYieldsUnderConcurrency(t *testing.T) {
 			if race != 0 {
 				tee.Close()
 			}
-			<-tee.Done()
+			<-done
 			if got := budget.InUse(); got > budget.Total() {
 				t.Errorf("budget in use %d over its total %d", got, budget.Total())
 			}
@@ -331,7 +331,7 @@ func TestYieldsUnderConcurrency(t *testing.T) {
 	wantReason(t, big.ReplayErr(), ReasonYielded)
 	big.Close()
 	bigW.Close()
-	<-big.Done()
+	<-bigDone
 	if got := budget.InUse(); got != 0 {
 		t.Errorf("budget in use at the end = %d, want 0", got)
 	}

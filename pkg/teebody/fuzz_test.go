@@ -118,7 +118,7 @@ func runFuzzScript(t *testing.T, script []byte) {
 
 	src := newScriptedSource()
 	src.endWithLast = endWithLast
-	tee := New(src, opts...)
+	tee, done := newTeeDone(src, opts...)
 	var rival *rivalBody // a second body on the budget, which yields or makes the Tee yield
 	if budget != nil {
 		rival = newRival(budget)
@@ -333,7 +333,7 @@ func runFuzzScript(t *testing.T, script []byte) {
 			check("follower %d: a Read still blocked after Close", i)
 		}
 	}
-	<-tee.Done()
+	<-done
 	if rival != nil {
 		rival.close(t)
 	}
@@ -391,6 +391,7 @@ func checkBounds(t *testing.T, tee *Tee, limit int64, budget *Budget) {
 // holds budget that it has not read and so could not give.
 type rivalBody struct {
 	tee    *Tee
+	done   <-chan struct{} // closed once tee is done
 	src    *scriptedSource
 	r      io.ReadCloser
 	fed    int
@@ -399,9 +400,9 @@ type rivalBody struct {
 
 func newRival(budget *Budget) *rivalBody {
 	src := newScriptedSource()
-	tee := New(src, WithBudget(budget))
+	tee, done := newTeeDone(src, WithBudget(budget))
 	r, _ := tee.NewReader() // the first reader of a fresh Tee
-	return &rivalBody{tee: tee, src: src, r: r}
+	return &rivalBody{tee: tee, done: done, src: src, r: r}
 }
 
 // grow feeds the rival n bytes and reads them, and any it had not read,
@@ -445,7 +446,7 @@ func (rb *rivalBody) close(t *testing.T) {
 	if err := rb.tee.Close(); err != nil {
 		t.Errorf("rival Close: %v", err)
 	}
-	<-rb.tee.Done()
+	<-rb.done
 }
 
 // checkYieldKey checks what the budget knows of tee: while tee is

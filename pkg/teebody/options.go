@@ -17,11 +17,13 @@ func WithLimit(perRequestBytes int64) Option {
 	return Option{func(t *Tee) { t.limit = perRequestBytes }}
 }
 
-// WithOnDone makes the Tee call f once it is done, right after it closes the
-// channel Done returns. f runs on the goroutine that lets go last: the one
-// calling Close, the filler, or the one closing the source. It never runs
-// before Close. f must not block. An owner of many Tees thus learns of their
-// end without a goroutine waiting on each Done.
+// WithOnDone makes the Tee call f once, when nothing it started is left: it
+// is closed, the source's Close has returned, and the filler goroutine has
+// exited. f runs on the goroutine that lets go last: the one calling Close,
+// the filler, or the one closing the source. It never runs before Close, and
+// not as long as the source blocks a Read or a Close. f must not block. An
+// owner of many Tees thus learns of their end without a goroutine waiting on
+// each.
 func WithOnDone(f func()) Option {
 	return Option{func(t *Tee) { t.onDone = f }}
 }

@@ -110,12 +110,12 @@ func TestSizeHint(t *testing.T) {
 
 // The owner's Close never calls the source, even after the source returned
 // io.EOF: the filler closes it then, on its own goroutine, so a source whose
-// Close blocks holds up Done, never Close.
+// Close blocks holds up the function given with WithOnDone, never Close.
 func TestCloseAfterEOFDoesNotCallSource(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
 		src.holdClose = make(chan struct{})
-		tee := New(src)
+		tee, done := newTeeDone(src)
 		src.feed([]byte("hello"))
 		src.end(io.EOF)
 		if got, err := io.ReadAll(mustReader(t, tee)); err != nil || string(got) != "hello" {
@@ -138,12 +138,12 @@ func TestCloseAfterEOFDoesNotCallSource(t *testing.T) {
 			t.Fatal("Close blocked on the source's Close")
 		}
 		select {
-		case <-tee.Done():
-			t.Fatal("Done closed while the source's Close is still blocked")
+		case <-done:
+			t.Fatal("done while the source's Close is still blocked")
 		default:
 		}
 		close(src.holdClose)
-		<-tee.Done()
+		<-done
 		if _, _, closes := src.stats(); closes != 1 {
 			t.Errorf("source closed %d times, want 1", closes)
 		}
@@ -214,7 +214,7 @@ func TestNoReadAfterCloseWhileUnlocked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
 		src.feed([]byte("first"))
-		tee := New(src)
+		tee, done := newTeeDone(src)
 		tee.testHookUnlocked = func() {
 			if reads, _, _ := src.stats(); reads == 1 { // about to Read a second time
 				if err := tee.Close(); err != nil {
@@ -224,7 +224,7 @@ func TestNoReadAfterCloseWhileUnlocked(t *testing.T) {
 		}
 		r := mustReader(t, tee)
 		_, _ = r.Read(make([]byte, 8)) // starts the filler; "first" or ErrClosed, whichever wins
-		<-tee.Done()
+		<-done
 		if reads, _, closes := src.stats(); reads != 1 || closes != 1 {
 			t.Errorf("source: %d Reads, %d Closes; want 1, 1: a Read started after Close returned", reads, closes)
 		}

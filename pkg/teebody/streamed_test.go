@@ -22,7 +22,7 @@ func TestAfterStreamedRunsAtNewestEnd(t *testing.T) {
 				srcErr = errors.New("client went away")
 				src = io.MultiReader(src, iotest.ErrReader(srcErr))
 			}
-			tee := New(&closeRecorder{Reader: src})
+			tee, done := newTeeDone(&closeRecorder{Reader: src})
 			older := mustReader(t, tee)
 			newest := mustReader(t, tee)
 			tee.Seal()
@@ -60,7 +60,7 @@ func TestAfterStreamedRunsAtNewestEnd(t *testing.T) {
 			if runs != 1 {
 				t.Fatalf("the function ran %d times by the time the newest follower was done; want 1", runs)
 			}
-			<-tee.Done() // it closed the Tee
+			<-done // it closed the Tee
 			newest.Close()
 			newest.Read(buf)
 			if runs != 1 {

@@ -24,12 +24,12 @@ type Tee struct {
 	src      io.ReadCloser // read by the filler only; closed once (see sourceClosing)
 	limit    int64         // most chunk capacity kept for replays; fixed by New
 	budget   *Budget       // shared budget, or nil; fixed by New
-	onDone   func()        // run once after done is closed, or nil; fixed by New
+	onDone   func()        // run once alive is released, or nil; fixed by New
 	sizeHint int64         // the body's announced length, or 0 if unknown; fixed by New
 
 	// alive holds a reference for the owner (until Close), for the filler
 	// (while it runs) and for the goroutine closing the source (until
-	// src.Close returns). Its release sets finished and closes done.
+	// src.Close returns). Its release runs onDone.
 	alive *refcount.Count
 
 	// mu guards the fields from here to ended, and the bytes of the log's
@@ -57,12 +57,6 @@ type Tee struct {
 	// filler after the source returned io.EOF, or else by Close.
 	sourceClosing bool
 	over          bool // Close was called: the request is over
-
-	// done is made by the first call of Done, so that a Tee nobody waits
-	// on allocates no channel; finished is set once alive is released.
-	// finish closes done, if made; Done makes none after finished.
-	done     chan struct{}
-	finished bool
 
 	// replayErr is nil while every byte read is kept, so that a new follower
 	// can start from offset 0. Once set (overflow, Seal or a yield) it never
@@ -207,8 +201,8 @@ func (t *Tee) Seal() {
 //     No other Read of the source starts.
 //   - The source is closed exactly once, never on the caller's goroutine: by
 //     the filler after io.EOF, or else by a goroutine that Close starts.
-//   - Done is closed once the filler has exited and the source's Close has
-//     returned. Then the function given with WithOnDone runs.
+//   - The function given with WithOnDone runs once the filler has exited
+//     and the source's Close has returned.
 //
 // Close returns nil. A second call changes nothing and returns an error.
 func (t *Tee) Close() error {
@@ -252,38 +246,10 @@ func (t *Tee) closeSource() {
 // finish runs once, when the last of the owner, the filler and the source's
 // closer has let go. None of them holds mu then.
 func (t *Tee) finish() {
-	t.mu.Lock()
-	t.finished = true
-	if t.done != nil {
-		close(t.done)
-	}
-	t.mu.Unlock()
 	if t.onDone != nil {
 		t.onDone()
 	}
 }
-
-// Done returns a channel that is closed once nothing the Tee started is
-// left: the Tee is closed, the source closed, and the filler goroutine
-// exited. It stays open as long as the source blocks a Read or a Close.
-func (t *Tee) Done() <-chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.done == nil {
-		if t.finished {
-			return closedChan
-		}
-		t.done = make(chan struct{})
-	}
-	return t.done
-}
-
-// closedChan is what Done returns when it is first called after the end.
-var closedChan = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
 
 // ReplayErr returns nil while every byte read so far is kept, so that
 // NewReader can still hand out a replay. Otherwise it returns the

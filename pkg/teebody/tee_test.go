@@ -21,13 +21,39 @@ func randomBytes(n int, seed uint64) []byte {
 	return b
 }
 
-// closeAndWait closes tee and waits until everything it started is gone.
+// newTeeDone returns New(src, opts...) and a channel closed once everything
+// the Tee started is gone: by the function it gives the Tee with WithOnDone.
+// opts must not hold a WithOnDone of their own.
+func newTeeDone(src io.ReadCloser, opts ...Option) (*Tee, <-chan struct{}) {
+	done := make(chan struct{})
+	return New(src, append(opts, WithOnDone(func() { close(done) }))...), done
+}
+
+// closeAndWait closes tee, which must be open, and waits until everything it
+// started is gone: until the Tee calls the function given with WithOnDone,
+// its own or, for a Tee made without one, none.
 func closeAndWait(t *testing.T, tee *Tee) {
 	t.Helper()
+	done := make(chan struct{})
+	tee.mu.Lock()
+	if tee.over {
+		tee.mu.Unlock()
+		t.Fatal("closeAndWait: the Tee is closed already")
+	}
+	// The owner's reference, held until Close, keeps finish from reading
+	// onDone before Close, so it may change until then.
+	onDone := tee.onDone
+	tee.onDone = func() {
+		if onDone != nil {
+			onDone()
+		}
+		close(done)
+	}
+	tee.mu.Unlock()
 	if err := tee.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	<-tee.Done()
+	<-done
 }
 
 func mustReader(t *testing.T, tee *Tee) io.ReadCloser {
@@ -150,7 +176,7 @@ func readAllEach(r io.Reader, n int) ([]byte, error) {
 func TestCloseUnblocksPendingRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
-		tee := New(src)
+		tee, done := newTeeDone(src)
 		a, b := mustReader(t, tee), mustReader(t, tee)
 		errs := make(chan error, 2)
 		for _, r := range []io.Reader{a, b} {
@@ -181,21 +207,22 @@ func TestCloseUnblocksPendingRead(t *testing.T) {
 		if err := <-errs; !errors.Is(err, ErrClosed) {
 			t.Errorf("Read after Tee Close: err = %v, want ErrClosed", err)
 		}
-		<-tee.Done()
+		<-done
 	})
 }
 
 // Invariants 2, 4, 5 and 6: the owner's Close returns at once while the
 // filler is blocked in a source Read whose Close waits for that Read (as an
 // HTTP/1 server body's does). The budget is back at once but for the chunk
-// the filler reads into, which stays charged until its Read returns; Done
-// waits for that and for the source; the source sees no Read after Close.
+// the filler reads into, which stays charged until its Read returns; the
+// function given with WithOnDone waits for that and for the source; the
+// source sees no Read after Close.
 func TestOwnerCloseDoesNotWaitForBlockedSource(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
 		src.holdClose = make(chan struct{})
 		budget := NewBudget(1 << 20)
-		tee := New(src, WithBudget(budget))
+		tee, done := newTeeDone(src, WithBudget(budget))
 		r := mustReader(t, tee)
 		src.feed([]byte("hello"))
 		buf := make([]byte, 5)
@@ -216,8 +243,8 @@ func TestOwnerCloseDoesNotWaitForBlockedSource(t *testing.T) {
 		}
 		synctest.Wait()
 		select {
-		case <-tee.Done():
-			t.Fatal("Done closed while the source's Close is still blocked")
+		case <-done:
+			t.Fatal("done while the source's Close is still blocked")
 		default:
 		}
 		if _, err := tee.NewReader(); !errors.Is(err, ErrNotReplayable) {
@@ -225,9 +252,9 @@ func TestOwnerCloseDoesNotWaitForBlockedSource(t *testing.T) {
 		}
 
 		close(src.holdClose) // the source lets go: its Close and the pending Read return
-		<-tee.Done()
+		<-done
 		if got := budget.InUse(); got != 0 {
-			t.Errorf("budget in use after Done = %d, want 0", got)
+			t.Errorf("budget in use once done = %d, want 0", got)
 		}
 		reads, after, closes := src.stats()
 		if after != 0 || closes != 1 {
@@ -242,7 +269,7 @@ func TestNothingAfterTheEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
 		src.holdClose = make(chan struct{})
-		tee := New(src)
+		tee, done := newTeeDone(src)
 		r := mustReader(t, tee)
 		go r.Read(make([]byte, 1))
 		synctest.Wait() // the filler is inside a source Read
@@ -253,7 +280,7 @@ func TestNothingAfterTheEnd(t *testing.T) {
 			t.Errorf("Read after Close = %d, %v; want 0, ErrClosed", n, err)
 		}
 		close(src.holdClose)
-		<-tee.Done()
+		<-done
 		reads, after, _ := src.stats()
 		if reads != 1 || after != 0 {
 			t.Errorf("source saw %d Reads (%d after Close), want exactly the one in progress", reads, after)
@@ -269,7 +296,7 @@ func TestNothingAfterTheEnd(t *testing.T) {
 func TestNoSourceReadAfterCloseWhileStreaming(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
-		tee := New(src, WithLimit(0))
+		tee, done := newTeeDone(src, WithLimit(0))
 		r := mustReader(t, tee)
 		src.feed(randomBytes(10<<10, 14))
 		if _, err := r.Read(make([]byte, 100)); err != nil {
@@ -278,7 +305,7 @@ func TestNoSourceReadAfterCloseWhileStreaming(t *testing.T) {
 		synctest.Wait() // the filler waits for r to read the rest of its chunk
 		reads, _, _ := src.stats()
 		tee.Close()
-		<-tee.Done()
+		<-done
 		if now, after, _ := src.stats(); now != reads || after != 0 {
 			t.Errorf("source Reads: %d before Close, %d after it (%d started after Close)", reads, now, after)
 		}
@@ -292,14 +319,14 @@ func TestAbandonedFollowersDoNotHoldRelease(t *testing.T) {
 		data := randomBytes(200<<10, 4)
 		budget := NewBudget(1 << 20)
 		src := &closeRecorder{Reader: bytes.NewReader(data)}
-		tee := New(src, WithBudget(budget))
+		tee, done := newTeeDone(src, WithBudget(budget))
 		half := mustReader(t, tee)
 		if _, err := io.ReadFull(half, make([]byte, 100<<10)); err != nil {
 			t.Fatal(err)
 		}
 		_ = mustReader(t, tee) // never read, never closed
 		tee.Close()
-		<-tee.Done()
+		<-done
 		if got := budget.InUse(); got != 0 {
 			t.Errorf("budget in use = %d, want 0", got)
 		}
@@ -314,10 +341,10 @@ func TestAbandonedFollowersDoNotHoldRelease(t *testing.T) {
 func TestUnreadTeeNeverReadsSource(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
-		tee := New(src)
+		tee, done := newTeeDone(src)
 		_ = mustReader(t, tee)
 		tee.Close()
-		<-tee.Done()
+		<-done
 		if reads, _, closes := src.stats(); reads != 0 || closes != 1 {
 			t.Errorf("source saw %d Reads and %d Closes, want 0 and 1", reads, closes)
 		}
@@ -325,30 +352,30 @@ func TestUnreadTeeNeverReadsSource(t *testing.T) {
 }
 
 func TestCloseTwiceIsAnError(t *testing.T) {
-	tee := New(io.NopCloser(bytes.NewReader(nil)))
+	tee, done := newTeeDone(io.NopCloser(bytes.NewReader(nil)))
 	if err := tee.Close(); err != nil {
 		t.Fatalf("first Close: %v", err)
 	}
 	if err := tee.Close(); err == nil {
 		t.Error("second Close returned nil, want an error")
 	}
-	<-tee.Done()
+	<-done
 }
 
-// WithOnDone's f runs exactly once, after Done is closed, on whichever goroutine
-// lets go last: here the one that closes a source whose Close waited.
-func TestWithOnDoneRunsOnceAfterDone(t *testing.T) {
+// WithOnDone's f runs exactly once, once the source's Close has returned and
+// no source Read is left, on whichever goroutine lets go last: here the
+// filler or the one that closes a source whose Close waited.
+func TestWithOnDoneRunsOnceAtTheEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newScriptedSource()
 		src.holdClose = make(chan struct{})
 		calls := 0
-		var tee *Tee
-		tee = New(src, WithOnDone(func() {
+		tee := New(src, WithOnDone(func() {
 			calls++
-			select {
-			case <-tee.Done():
-			default:
-				t.Error("WithOnDone's f ran before Done was closed")
+			src.mu.Lock()
+			defer src.mu.Unlock()
+			if src.closes != 1 || src.readsNow != 0 {
+				t.Errorf("WithOnDone's f ran with %d source Closes and %d Reads in progress; want 1 and 0", src.closes, src.readsNow)
 			}
 		}))
 		r := mustReader(t, tee)
@@ -359,8 +386,7 @@ func TestWithOnDoneRunsOnceAfterDone(t *testing.T) {
 		if calls != 0 {
 			t.Fatal("WithOnDone's f ran while the source's Close was still blocked")
 		}
-		close(src.holdClose)
-		<-tee.Done()
+		close(src.holdClose) // the source's Close returns, and so does the Read
 		synctest.Wait()
 		if calls != 1 {
 			t.Errorf("WithOnDone's f ran %d times, want 1", calls)

@@ -155,12 +155,14 @@ func TestBudgetSpent(t *testing.T) {
 // it too if the test did not.
 func spendBudget(t *testing.T, b *teebody.Budget) (release func()) {
 	t.Helper()
-	tee := teebody.New(io.NopCloser(bytes.NewReader(make([]byte, b.Total()))), teebody.WithBudget(b), teebody.WithLimit(b.Total()))
+	done := make(chan struct{})
+	tee := teebody.New(io.NopCloser(bytes.NewReader(make([]byte, b.Total()))),
+		teebody.WithBudget(b), teebody.WithLimit(b.Total()), teebody.WithOnDone(func() { close(done) }))
 	release = sync.OnceFunc(func() {
 		if err := tee.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		<-tee.Done()
+		<-done
 	})
 	t.Cleanup(release)
 	first, err := tee.NewReader()

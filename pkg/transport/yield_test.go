@@ -244,7 +244,8 @@ func TestYieldsBehindStalledUploadsPay(t *testing.T) {
 func holdUnread(t *testing.T, budget *teebody.Budget, size int) func() {
 	t.Helper()
 	pr, pw := io.Pipe()
-	tee := teebody.New(pr, teebody.WithBudget(budget), teebody.WithSizeHint(int64(size)))
+	done := make(chan struct{})
+	tee := teebody.New(pr, teebody.WithBudget(budget), teebody.WithSizeHint(int64(size)), teebody.WithOnDone(func() { close(done) }))
 	r, err := tee.NewReader()
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +265,7 @@ func holdUnread(t *testing.T, budget *teebody.Budget, size int) func() {
 	return func() {
 		tee.Close()
 		pw.Close()
-		<-tee.Done()
+		<-done
 	}
 }
 
