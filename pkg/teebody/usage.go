@@ -2,9 +2,7 @@ package teebody
 
 // Usage tells what a Tee has done so far. Tee.Usage returns it.
 type Usage struct {
-	// Readers is how many followers NewReader has handed out.
-	Readers int
-	// ReadFrom is how many of them a Read has returned bytes from, or the
+	// ReadFrom is how many followers a Read has returned bytes from, or the
 	// source's end (io.EOF or its error).
 	ReadFrom int
 	// NewestRead reports whether the follower handed out last is one of
@@ -25,7 +23,6 @@ func (t *Tee) Usage() Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return Usage{
-		Readers:    t.handedOut,
 		ReadFrom:   t.readFrom,
 		NewestRead: t.newest != nil && t.newest.read,
 		Refused:    t.refused,
