@@ -45,9 +45,16 @@ func newSlowUpstream(t *testing.T, after int64, abort bool) *slowUpstream {
 }
 
 // trackedSource is a request body fed by a pipe, that records its Close
-// and every Read that starts after the point marked with stop.
+// and every Read that starts after the point marked with stopped.
 type trackedSource struct {
 	*io.PipeReader
+	pw *io.PipeWriter // the pipe's other end, for bytes beyond the first n
+
+	n       int64         // bytes the source yields before it blocks
+	got     atomic.Int64  // bytes its Reads have returned
+	blocked chan struct{} // closed once a Read starts after the n bytes: one that blocks
+	once    sync.Once
+
 	stopped atomic.Bool
 	late    atomic.Int64
 	closed  atomic.Bool
@@ -57,7 +64,12 @@ func (s *trackedSource) Read(p []byte) (int, error) {
 	if s.stopped.Load() {
 		s.late.Add(1)
 	}
-	return s.PipeReader.Read(p)
+	if s.got.Load() >= s.n {
+		s.once.Do(func() { close(s.blocked) })
+	}
+	n, err := s.PipeReader.Read(p)
+	s.got.Add(int64(n))
+	return n, err
 }
 
 func (s *trackedSource) Close() error {
@@ -68,7 +80,8 @@ func (s *trackedSource) Close() error {
 // newBlockingSource returns a body that yields n bytes and then blocks
 // until it is closed, like a client that stalls mid-upload; or, when ctx is
 // not nil, until ctx ends, like a client whose own transport gives up (the
-// HTTP/1 client transport waits for its body Read to return).
+// HTTP/1 client transport waits for its body Read to return). Its blocked
+// channel is closed once a Read is under way that has nothing to return.
 func newBlockingSource(t *testing.T, n int, ctx context.Context) *trackedSource {
 	pr, pw := io.Pipe()
 	var wg sync.WaitGroup
@@ -83,7 +96,7 @@ func newBlockingSource(t *testing.T, n int, ctx context.Context) *trackedSource 
 		pw.Close()
 		wg.Wait()
 	})
-	return &trackedSource{PipeReader: pr}
+	return &trackedSource{PipeReader: pr, pw: pw, n: int64(n), blocked: make(chan struct{})}
 }
 
 type proxyCase struct {
@@ -199,6 +212,7 @@ func TestContextCancelledWhileSourceBlocks(t *testing.T) {
 		done <- err
 	}()
 	<-u.started
+	<-src.blocked // the filler's last Read started before the end; no other may
 	cancel()
 	err = <-done
 	src.stopped.Store(true)
@@ -215,18 +229,35 @@ func TestContextCancelledWhileSourceBlocks(t *testing.T) {
 }
 
 // TestResponseBeforeBody: the upstream answers before reading the body
-// (docs/design.md, fact 4); the client closes the response while its body is
-// still blocked. Closing the response body ends the request: the source is
-// closed, never read again, and everything is released.
+// (docs/design.md, fact 4); the client closes the response while the
+// source is blocked in a Read. Closing the response body ends the request:
+// the Read under way is the source's last (teebody.Tee.Close), what it
+// brings is dropped, the source is closed, and everything is released.
+//
+// The source's Close waits until that Read has returned bytes, as an HTTP/1
+// server body's Close waits for a pending Read (fact 7), so that a Tee that
+// read on after the end would start a Read the test sees. The response body
+// is closed only once that Read is under way: one that started after the
+// end would be the one Tee.Close allows, which the filler may have been
+// about to start.
 func TestResponseBeforeBody(t *testing.T) {
+	const size = 64 << 10
+	var received atomic.Int64
+	handled := make(chan struct{})
 	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(handled)
 		w.WriteHeader(http.StatusAccepted)
 		w.(http.Flusher).Flush()
-		io.Copy(io.Discard, r.Body)
+		n, _ := io.Copy(io.Discard, r.Body)
+		received.Store(n)
 	}), proxytest.Options{})
 	tr := transport.New(transportTo(t, srv), quietConfig())
 
-	src := newBlockingSource(t, 64<<10, nil)
+	src := &heldSource{
+		trackedSource: newBlockingSource(t, size, nil),
+		closing:       make(chan struct{}),
+		release:       make(chan struct{}),
+	}
 	req, err := http.NewRequest(http.MethodPost, srv.URL, src)
 	if err != nil {
 		t.Fatal(err)
@@ -241,18 +272,42 @@ func TestResponseBeforeBody(t *testing.T) {
 	if err := tr.Drain(canceledContext()); err == nil {
 		t.Error("Drain returned while the response body was open")
 	}
+	<-src.blocked // the body went upstream whole and the filler waits in a Read
 	resp.Body.Close()
 	src.stopped.Store(true)
+	<-src.closing
+	if _, err := src.pw.Write([]byte("late")); err != nil { // the Read under way returns them
+		t.Fatalf("writing to the source: %v", err)
+	}
+	close(src.release)
 	drain(t, tr)
 	if !src.closed.Load() {
 		t.Error("the source was not closed")
 	}
 	if n := src.late.Load(); n != 0 {
-		t.Errorf("%d source reads after the response body was closed", n)
+		t.Errorf("%d source reads started after the response body was closed", n)
 	}
 	if st := tr.Stats(); st.Buffered != 1 {
 		t.Errorf("stats %+v", st)
 	}
+	<-handled
+	if n := received.Load(); n > size {
+		t.Errorf("the upstream received %d bytes, want at most the %d read before the end", n, size)
+	}
+}
+
+// heldSource is a trackedSource whose Close, once called, waits for
+// release before it closes the pipe.
+type heldSource struct {
+	*trackedSource
+	closing chan struct{} // closed when Close is called
+	release chan struct{}
+}
+
+func (s *heldSource) Close() error {
+	close(s.closing)
+	<-s.release
+	return s.trackedSource.Close()
 }
 
 func canceledContext() context.Context {
