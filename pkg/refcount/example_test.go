@@ -9,20 +9,30 @@ import (
 // A buffer shared by an owner and a reader goroutine is freed by whichever
 // of them lets go last, exactly once.
 func Example() {
-	refs := refcount.New(func() { fmt.Println("buffer freed") })
+	type buffer struct {
+		refs refcount.Count // the owner's reference, from the start
+		data []byte
+	}
+	b := &buffer{data: []byte("body")}
+	free := func() { fmt.Println("buffer freed"); b.data = nil }
+
 	readerDone := make(chan struct{})
-	if refs.Acquire() { // the reader's reference
+	if b.refs.Acquire() { // the reader's reference
 		go func() {
 			defer close(readerDone)
-			defer refs.Release()
-			fmt.Println("reader done")
+			fmt.Printf("reader read %q\n", b.data)
+			if b.refs.Release() {
+				free()
+			}
 		}()
 	}
-	refs.Release() // the owner's reference
 	<-readerDone
-	fmt.Println("acquire after release:", refs.Acquire())
+	if b.refs.Release() { // the owner's reference, the last
+		free()
+	}
+	fmt.Println("acquire after release:", b.refs.Acquire())
 	// Output:
-	// reader done
+	// reader read "body"
 	// buffer freed
 	// acquire after release: false
 }

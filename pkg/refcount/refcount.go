@@ -1,11 +1,11 @@
-// Package refcount provides a reference count whose release function runs
-// exactly once, when the last reference is given back.
+// Package refcount provides a reference count that tells the last holder
+// to let go, and only that one.
 //
-// A Count starts with one reference, held by the caller of New. A holder
-// that needs the guarded resource takes a reference with Acquire. It gives
-// the reference back with Release. When the count reaches zero, the release
-// function runs on the goroutine of the last Release. The Count is then
-// spent: Acquire reports false from then on.
+// A Count starts with one reference, held by its creator. A holder that
+// needs the guarded resource takes a reference with Acquire. It gives the
+// reference back with Release. The Release that drops the count to zero
+// reports true, and its caller frees the resource. The Count is then spent:
+// Acquire reports false from then on.
 //
 // A Count suits a resource shared by goroutines that finish in no fixed
 // order, such as a buffer read by several readers. The resource is freed
@@ -14,79 +14,54 @@ package refcount
 
 import "sync/atomic"
 
-// Count is a reference count with a release function.
+// Count is a reference count. The zero value holds one reference, its
+// creator's, so a Count embedded in the struct it guards needs no
+// constructor and no allocation of its own.
 //
-// A Count is safe for concurrent use by multiple goroutines. The zero value
-// is not usable; create a Count with New.
+// A Count is safe for concurrent use by multiple goroutines. A Count must not
+// be copied after first use.
 type Count struct {
-	// refs is the number of references held, or spent once the release
-	// function has been called (and stays there forever).
-	refs    atomic.Int64
-	release func()
+	// extra is the number of references held beyond the first, or spent
+	// once the last one was given back (and stays there forever).
+	extra atomic.Int64
 }
 
-// spent marks a Count whose release function has run. It is far below any
-// count that real holders can reach, so that a stray Release after the end
-// is still detected as misuse.
-const spent = -1 << 62
-
-// New returns a Count that holds one reference. The Release that drops the
-// count to zero calls release, exactly once. New panics if release is nil.
-func New(release func()) *Count {
-	if release == nil {
-		panic("refcount: nil release function")
-	}
-	c := &Count{release: release}
-	c.refs.Store(1)
-	return c
-}
+// spent marks a Count whose last reference was given back.
+const spent = -1
 
 // Acquire takes one more reference and reports true. If the count has
 // already dropped to zero, Acquire changes nothing and reports false.
 //
-// A successful Acquire happens before the release function runs. A false
-// result means that the release function has been called. It may still be
-// running on another goroutine.
+// A successful Acquire happens before the Release that reports true
+// returns.
 func (c *Count) Acquire() bool {
 	for {
-		n := c.refs.Load()
-		if n <= 0 {
+		n := c.extra.Load()
+		if n == spent {
 			return false
 		}
-		if c.refs.CompareAndSwap(n, n+1) {
+		if c.extra.CompareAndSwap(n, n+1) {
 			return true
 		}
 	}
 }
 
-// Release gives back one reference. The Release that drops the count to zero
-// calls the release function before it returns. Every other Release returns
-// at once. Every Release happens before the release function runs.
+// Release gives back one reference and reports whether it was the last
+// one. Exactly one Release of a Count reports true. Every other Release,
+// and every successful Acquire, happens before that one returns.
 //
-// Release panics if it is called more often than New and the successful
-// Acquires together. Such a call is a bug in the caller, and going on could
-// free a resource still in use. The panic message starts with "refcount:".
-func (c *Count) Release() {
+// Release panics if it is called more often than the creator's reference
+// and the successful Acquires together. Such a call is a bug in the caller,
+// and going on could free a resource twice. The panic message starts with
+// "refcount:".
+func (c *Count) Release() (last bool) {
 	for {
-		n := c.refs.Load()
-		if n <= 0 {
+		n := c.extra.Load()
+		if n == spent {
 			panic("refcount: released more references than were held")
 		}
-		if n == 1 {
-			if c.refs.CompareAndSwap(1, spent) {
-				c.release()
-				return
-			}
-			continue
-		}
-		if c.refs.CompareAndSwap(n, n-1) {
-			return
+		if c.extra.CompareAndSwap(n, n-1) {
+			return n == 0
 		}
 	}
-}
-
-// released reports whether the count has dropped to zero, that is, whether
-// the release function has been called. The tests use it.
-func (c *Count) released() bool {
-	return c.refs.Load() <= 0
 }

@@ -13,39 +13,36 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func TestReleaseRunsOnceAtZero(t *testing.T) {
-	var calls int
-	c := New(func() { calls++ })
+func TestLastReleaseReportsTrue(t *testing.T) {
+	var c Count
 	for range 2 {
 		if !c.Acquire() {
 			t.Fatal("Acquire on a live count reported false")
 		}
 	}
-	c.Release()
-	c.Release()
-	if calls != 0 || c.released() {
-		t.Fatalf("released with references left (calls %d)", calls)
+	for i := range 2 {
+		if c.Release() {
+			t.Fatalf("Release %d reported the last with references left", i+1)
+		}
 	}
-	c.Release()
-	if calls != 1 || !c.released() {
-		t.Fatalf("release ran %d times at zero, want 1", calls)
+	if !c.Release() {
+		t.Fatal("the last Release reported false")
 	}
 }
 
-func TestAcquireAfterReleaseReportsFalse(t *testing.T) {
-	c := New(func() {})
+func TestAcquireAfterLastReleaseReportsFalse(t *testing.T) {
+	var c Count
 	c.Release()
-	if c.Acquire() {
-		t.Fatal("Acquire after release reported true")
-	}
-	if !c.released() {
-		t.Fatal("a failed Acquire revived the count")
+	for range 2 {
+		if c.Acquire() {
+			t.Fatal("Acquire after the last Release reported true")
+		}
 	}
 }
 
 func TestOverReleasePanics(t *testing.T) {
 	for name, over := range map[string]func(c *Count){
-		"after release":        func(c *Count) { c.Release(); c.Release() },
+		"after the last":       func(c *Count) { c.Release(); c.Release() },
 		"after failed Acquire": func(c *Count) { c.Release(); c.Acquire(); c.Release() },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -55,27 +52,18 @@ func TestOverReleasePanics(t *testing.T) {
 					t.Fatalf("panic %q, want a refcount:-prefixed message", msg)
 				}
 			}()
-			over(New(func() {}))
+			over(new(Count))
 		})
 	}
 }
 
-func TestNewNilReleasePanics(t *testing.T) {
-	defer func() {
-		if msg, _ := recover().(string); !strings.HasPrefix(msg, "refcount: ") {
-			t.Fatalf("panic %q, want a refcount:-prefixed message", msg)
-		}
-	}()
-	New(nil)
-}
-
-// Holders that acquired before the owner let go keep the release from
-// running until the last of them gives its reference back; then it runs
-// exactly once, and Acquire fails.
-func TestHoldersDelayRelease(t *testing.T) {
+// Holders that acquired before the owner let go keep the count from
+// dropping to zero until the last of them gives its reference back; that
+// Release, and only that one, reports true, and Acquire then fails.
+func TestHoldersDelayTheLast(t *testing.T) {
 	const holders = 8
-	var calls atomic.Int64
-	c := New(func() { calls.Add(1) })
+	var c Count
+	var lasts atomic.Int64
 	var inside, wg sync.WaitGroup
 	inside.Add(holders)
 	ownerLetGo := make(chan struct{})
@@ -88,51 +76,68 @@ func TestHoldersDelayRelease(t *testing.T) {
 				return
 			}
 			<-ownerLetGo
-			if n := calls.Load(); n != 0 {
-				t.Errorf("release ran %d times while a holder was inside", n)
+			if c.Release() {
+				lasts.Add(1)
 			}
-			c.Release()
 		})
 	}
 	inside.Wait()
-	c.Release()
-	if n := calls.Load(); n != 0 {
-		t.Fatalf("release ran %d times when the owner let go with %d holders inside", n, holders)
+	if c.Release() {
+		t.Fatalf("the owner's Release reported the last with %d holders inside", holders)
 	}
 	close(ownerLetGo)
 	wg.Wait()
-	if n := calls.Load(); n != 1 {
-		t.Fatalf("release ran %d times after the last holder let go, want 1", n)
+	if n := lasts.Load(); n != 1 {
+		t.Fatalf("%d Releases reported the last, want 1", n)
 	}
 	if c.Acquire() {
-		t.Fatal("Acquire after the release reported true")
+		t.Fatal("Acquire after the last Release reported true")
 	}
 }
 
-// Many goroutines acquiring and releasing while the owner lets go, for the
-// race detector: the release runs exactly once, and no Acquire succeeds
-// after it ran.
+// Many goroutines acquiring and releasing while the owner lets go: exactly
+// one Release reports true, no Acquire succeeds after it, and the last
+// Release sees every write its holders made (checked by the race detector
+// too).
 func TestConcurrentAcquireRelease(t *testing.T) {
 	for range 200 {
-		var calls atomic.Int64
-		c := New(func() { calls.Add(1) })
+		var c Count
+		var lasts, freed, taken atomic.Int64
+		var writes [8]int // each holder's count of its references
+		last := func() {
+			lasts.Add(1)
+			total := 0
+			for _, w := range writes {
+				total += w
+			}
+			if n := taken.Load(); int64(total) != n {
+				t.Errorf("the last Release saw the writes of %d references of the %d taken", total, n)
+			}
+			freed.Store(1)
+		}
 		var wg sync.WaitGroup
-		for range 8 {
+		for i := range writes {
 			wg.Go(func() {
 				for range 50 {
 					if c.Acquire() {
-						if n := calls.Load(); n != 0 {
-							t.Errorf("Acquire reported true after the release ran %d times", n)
+						taken.Add(1)
+						if freed.Load() != 0 {
+							t.Error("Acquire reported true after the last Release")
 						}
-						c.Release()
+						writes[i]++
+						if c.Release() {
+							last()
+						}
 					}
 				}
 			})
 		}
-		c.Release()
+		if c.Release() {
+			last()
+		}
 		wg.Wait()
-		if n := calls.Load(); n != 1 {
-			t.Fatalf("release ran %d times, want 1", n)
+		if n := lasts.Load(); n != 1 {
+			t.Fatalf("%d Releases reported the last, want 1", n)
 		}
 	}
 }

@@ -27,7 +27,7 @@ func (t *Tee) startFillerLocked() {
 // pending then (the filler is its only reader), so its Close has nothing to
 // wait for, and Close, run by the owner, never has to touch the source.
 func (t *Tee) fill() {
-	defer t.alive.Release()
+	defer t.release()
 	if t.readSource() {
 		t.src.Close()
 	}

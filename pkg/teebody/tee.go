@@ -24,13 +24,14 @@ type Tee struct {
 	src      io.ReadCloser // read by the filler only; closed once (see sourceClosing)
 	limit    int64         // most chunk capacity kept for replays; fixed by New
 	budget   *Budget       // shared budget, or nil; fixed by New
-	onDone   func()        // run once alive is released, or nil; fixed by New
+	onDone   func()        // run once the last reference on alive is given back, or nil; fixed by New
 	sizeHint int64         // the body's announced length, or 0 if unknown; fixed by New
 
 	// alive holds a reference for the owner (until Close), for the filler
 	// (while it runs) and for the goroutine closing the source (until
-	// src.Close returns). Its release runs onDone.
-	alive *refcount.Count
+	// src.Close returns). Whoever gives back the last one runs onDone
+	// (release).
+	alive refcount.Count
 
 	// mu guards the fields from here to ended, and the bytes of the log's
 	// chunks up to their length. Lock order: mu before the budget's mu (a
@@ -126,7 +127,6 @@ func New(src io.ReadCloser, opts ...Option) *Tee {
 	}
 	t.data.L = &t.mu
 	t.room.L = &t.mu
-	t.alive = refcount.New(t.finish)
 	return t
 }
 
@@ -233,20 +233,21 @@ func (t *Tee) Close() error {
 		t.alive.Acquire() // cannot fail: the owner's reference is still held
 		go t.closeSource()
 	}
-	t.alive.Release() // the owner's reference
+	t.release() // the owner's reference
 	return nil
 }
 
 // closeSource closes the source and gives back its reference.
 func (t *Tee) closeSource() {
-	defer t.alive.Release()
+	defer t.release()
 	t.src.Close()
 }
 
-// finish runs once, when the last of the owner, the filler and the source's
-// closer has let go. None of them holds mu then.
-func (t *Tee) finish() {
-	if t.onDone != nil {
+// release gives back one reference on alive. The last one, given back once
+// the owner, the filler and the source's closer have all let go, runs
+// onDone. None of them holds mu then.
+func (t *Tee) release() {
+	if t.alive.Release() && t.onDone != nil {
 		t.onDone()
 	}
 }
