@@ -7,7 +7,7 @@ go 1.26.0
 replace github.com/teebody/teebody => ../..
 
 require (
-	github.com/teebody/teebody v0.0.0-20261205171234-c4fc3cda8d7f
+	github.com/teebody/teebody v0.0.0-20261205182938-917039710eea
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
