@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -75,7 +76,7 @@ func ExampleNewTransport() {
 
 	upstream := proxytest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
-	}), proxytest.Options{RefuseEvery: 2})
+	}), proxytest.Options{RefuseEvery: math.MaxInt64})
 	defer upstream.Close()
 	tr := transport.New(upstream.Transport(), transport.DefaultConfig())
 	defer tr.CloseIdleConnections()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -240,7 +241,7 @@ func TestRegisterMetricsAttributes(t *testing.T) {
 func TestRegisterMetricsOverTransport(t *testing.T) {
 	ok := proxytest.NewServer(http.HandlerFunc(discard), proxytest.Options{})
 	defer ok.Close()
-	once := proxytest.NewServer(http.HandlerFunc(discard), proxytest.Options{RefuseEvery: 2})
+	once := proxytest.NewServer(http.HandlerFunc(discard), proxytest.Options{RefuseEvery: math.MaxInt64})
 	defer once.Close()
 	never := proxytest.NewServer(http.HandlerFunc(discard), proxytest.Options{RefuseEvery: 1})
 	defer never.Close()

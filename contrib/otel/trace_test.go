@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"sync"
@@ -105,7 +106,7 @@ func (tr tracing) client(t *transport.Transport) http.RoundTripper {
 // with a graceful GOAWAY is sent twice; its client span has a resend count
 // of 1 and one replay event.
 func TestTraceReplay(t *testing.T) {
-	up, inner := upstream(t, proxytest.Options{RefuseEvery: 2})
+	up, inner := upstream(t, proxytest.Options{RefuseEvery: math.MaxInt64})
 	tracing := newTracing(t)
 	body := bytes.Repeat([]byte("r"), 100<<10)
 	if err := roundTripAndClose(tracing.client(transport.New(inner, transport.DefaultConfig())),
@@ -270,7 +271,7 @@ func (c *closer) CloseIdleConnections() { c.closed++ }
 // that span has no resend count; and teebodyotel records the replay on the
 // span in the context it gets, the client span's parent.
 func TestTraceOtelhttpInside(t *testing.T) {
-	up, inner := upstream(t, proxytest.Options{RefuseEvery: 2})
+	up, inner := upstream(t, proxytest.Options{RefuseEvery: math.MaxInt64})
 	tracing := newTracing(t)
 	tr := transport.New(otelhttp.NewTransport(inner, otelhttp.WithTracerProvider(tracing.tp)), transport.DefaultConfig())
 	ctx, parent := tracing.tp.Tracer("test").Start(context.Background(), "proxy", trace.WithSpanKind(trace.SpanKindServer))
@@ -318,7 +319,7 @@ func TestTraceEventTimes(t *testing.T) {
 			mu.Lock()
 			sent = time.Now()
 			mu.Unlock()
-		}), proxytest.Options{RefuseEvery: 2})
+		}), proxytest.Options{RefuseEvery: math.MaxInt64})
 		t.Cleanup(up.Close)
 		inner := up.Transport()
 		t.Cleanup(inner.CloseIdleConnections)

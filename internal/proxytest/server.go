@@ -35,7 +35,9 @@ type Options struct {
 	// client must send them again, every time (HTTP/2 only; counted in
 	// Goaways). A picked connection that the client closes before it sends
 	// a stream passes its turn on to the next connection. 1 refuses every
-	// connection: no request gets through.
+	// connection: no request gets through. math.MaxInt64 refuses once: a
+	// test that counts one GOAWAY needs it, since a client may dial and drop
+	// connections that shift which ones a smaller value picks.
 	RefuseEvery int64
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -30,11 +31,11 @@ func countBytes(w http.ResponseWriter, r *http.Request) {
 }
 
 // newRefusingUpstream is a counting upstream over HTTP/2 and TLS whose first
-// connection refuses its stream with a graceful GOAWAY, as a server that
-// shuts down does. The client must send the request again on a new
-// connection. Its Transport method returns a client transport to it.
+// connection, and no other, refuses its stream with a graceful GOAWAY, as a
+// server that shuts down does. The client must send the request again on a
+// new connection. Its Transport method returns a client transport to it.
 func newRefusingUpstream() *proxytest.Server {
-	return proxytest.NewServer(http.HandlerFunc(countBytes), proxytest.Options{RefuseEvery: 2})
+	return proxytest.NewServer(http.HandlerFunc(countBytes), proxytest.Options{RefuseEvery: math.MaxInt64})
 }
 
 func printResponse(resp *http.Response, err error) {

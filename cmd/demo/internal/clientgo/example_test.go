@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ var _ k8stransport.WrapperFunc = transport.New(nil, transport.DefaultConfig()).W
 // a connection it ends; client-go then has to send the write again on a new
 // connection.
 func Example() {
-	api := proxytest.NewServer(fakeapi.New(fakeapi.Options{}), proxytest.Options{RefuseEvery: 2})
+	api := proxytest.NewServer(fakeapi.New(fakeapi.Options{}), proxytest.Options{RefuseEvery: math.MaxInt64})
 	defer api.Close()
 	cfg := &rest.Config{Host: api.URL, TLSClientConfig: rest.TLSClientConfig{
 		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}),
