@@ -19,11 +19,11 @@ func WithLimit(perRequestBytes int64) Option {
 
 // WithOnDone makes the Tee call f once, when nothing it started is left: it
 // is closed, the source's Close has returned, and the filler goroutine has
-// exited. f runs on the goroutine that lets go last: the one calling Close,
-// the filler, or the one closing the source. It never runs before Close, and
-// not as long as the source blocks a Read or a Close. f must not block. An
-// owner of many Tees thus learns of their end without a goroutine waiting on
-// each.
+// exited. The call is made on the goroutine that lets go last: the one
+// calling Close, the filler, or the one closing the source. It never comes
+// before Close, and not as long as the source blocks a Read or a Close. The
+// function f must not block. An owner of many Tees thus learns of their end
+// without a goroutine waiting on each.
 func WithOnDone(f func()) Option {
 	return Option{func(t *Tee) { t.onDone = f }}
 }
