@@ -25,6 +25,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/internal/rusage"
 )
 
 const (
@@ -48,6 +49,14 @@ const (
 var epoch = time.Now()
 
 func now() time.Duration { return time.Since(epoch) }
+
+// cpuTime is the CPU time (user and system) this process has used so far,
+// or 0 where it is not measured: then the cpu-s metric reads 0.
+func cpuTime() time.Duration { return rusage.CPU() }
+
+// switches returns this process's voluntary and involuntary context switches
+// so far, or 0 where they are not measured.
+func switches() (voluntary, involuntary int64) { return rusage.Switches() }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

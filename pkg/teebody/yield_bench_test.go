@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/internal/rusage"
 	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
@@ -67,12 +68,12 @@ func benchmarkYieldStalled(b *testing.B, yield bool) {
 	if before.Yields != 0 {
 		b.Fatalf("the stalled uploads made %d yields among them: the arms start apart", before.Yields)
 	}
-	cpu := cpuTime()
+	cpu := rusage.CPU()
 	b.ReportAllocs()
 	b.ResetTimer()
 	retryLater, failed := s.writes(b, b.N)
 	b.StopTimer()
-	cpu = cpuTime() - cpu
+	cpu = rusage.CPU() - cpu
 
 	if !yield && s.marked.Load() == 0 {
 		b.Fatal("yield=off marked no Tee")

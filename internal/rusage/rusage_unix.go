@@ -1,16 +1,14 @@
 //go:build unix
 
-package bench
+package rusage
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user and system) this process has used so far.
-// On a machine shared with other work it tells the cost of a transport more
-// steadily than wall time does.
-func cpuTime() time.Duration {
+// CPU returns the CPU time (user and system) this process has used so far.
+func CPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -18,10 +16,10 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// switches returns this process's voluntary context switches so far (a
+// Switches returns this process's voluntary context switches so far (a
 // thread gave up its CPU: it blocked, in a futex, a sleep or a read) and its
 // involuntary ones (the kernel took the CPU away).
-func switches() (voluntary, involuntary int64) {
+func Switches() (voluntary, involuntary int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, 0

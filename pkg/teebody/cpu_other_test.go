@@ -1,8 +1,0 @@
-//go:build !unix
-
-package teebody_test
-
-import "time"
-
-// cpuTime is not measured here: BenchmarkYieldPolicy reports no cpu-ns/op.
-func cpuTime() time.Duration { return 0 }
