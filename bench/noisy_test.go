@@ -3,15 +3,9 @@ package bench
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -20,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/internal/noisytest"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -55,13 +49,10 @@ const (
 	hdrNoisy = "X-Noisy" // "slow": read 1 KiB, then wait for the release; else read it all
 )
 
-// noisyStack is a client-facing HTTP/1.1 ReverseProxy over transport.New to
-// an HTTP/2 upstream that ends 5% of its connections after a response.
+// noisyStack is a noisytest.Stack whose upstream reads a "slow" body 1 KiB,
+// then once released, and counts the bodies that arrived.
 type noisyStack struct {
-	up      *proxytest.Server
-	tr      *transport.Transport
-	front   *httptest.Server
-	client  *http.Client
+	*noisytest.Stack
 	release chan struct{} // closed by letGo, to let the slow uploads go on
 	letGo   func()
 	arrived atomic.Int64 // bodies of which the upstream got what it waits for
@@ -70,40 +61,9 @@ type noisyStack struct {
 
 func newNoisyStack(b *testing.B, cfg transport.Config, arriveAt int64) *noisyStack {
 	s := &noisyStack{release: make(chan struct{}), want: arriveAt}
-	// Room in the connection's window for every stream's window, so that
-	// bodies the upstream does not read yet cannot keep others from
-	// reaching it: what is measured is our side.
-	h2 := &http.HTTP2Config{MaxReceiveBufferPerConnection: 64 << 20}
-	s.up = proxytest.NewServer(http.HandlerFunc(s.serve), proxytest.Options{Chance: 0.05, HTTP2: h2})
-	inner := s.up.Transport()
-	cfg.ErrorLog = proxytest.QuietLog()
-	s.tr = transport.New(inner, cfg)
-	target, err := url.Parse(s.up.URL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rp := &httputil.ReverseProxy{
-		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		Transport:    s.tr,
-		ErrorHandler: s.tr.ErrorHandler,
-		ErrorLog:     proxytest.QuietLog(),
-	}
-	s.front = httptest.NewServer(rp)
-	s.front.Config.ErrorLog = proxytest.QuietLog()
-	s.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	s.Stack = noisytest.New(b, noisytest.Options{Config: cfg, Upstream: http.HandlerFunc(s.serve)})
 	s.letGo = sync.OnceFunc(func() { close(s.release) })
-	b.Cleanup(func() {
-		s.letGo() // in case the scenario failed before it let them go
-		s.client.CloseIdleConnections()
-		s.front.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := s.tr.Drain(ctx); err != nil {
-			b.Errorf("drain: %v; stats %+v", err, s.tr.Stats())
-		}
-		inner.CloseIdleConnections()
-		s.up.Close()
-	})
+	b.Cleanup(s.letGo) // in case the scenario failed before it let them go
 	return s
 }
 
@@ -122,24 +82,7 @@ func (s *noisyStack) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	buf := make([]byte, 32<<10)
-	counted := s.want <= 0
-	for {
-		m, err := r.Body.Read(buf)
-		n += int64(m)
-		if !counted && n >= s.want {
-			counted = true
-			s.arrived.Add(1)
-		}
-		if err != nil {
-			break
-		}
-	}
-	if n != r.ContentLength {
-		http.Error(w, "short body", http.StatusBadRequest)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
+	noisytest.Consume(w, r, n, s.want, func() { s.arrived.Add(1) })
 }
 
 // waitArrived waits until n bodies have arrived as serve counts them, then
@@ -149,84 +92,20 @@ func (s *noisyStack) waitArrived(b *testing.B, n int64) int64 {
 	deadline := time.Now().Add(60 * time.Second)
 	for s.arrived.Load() < n {
 		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d bodies arrived; stats %+v", s.arrived.Load(), n, s.tr.Stats())
+			b.Fatalf("%d of %d bodies arrived; stats %+v", s.arrived.Load(), n, s.Transport.Stats())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	held, same := s.tr.Stats().BytesHeld, 0
+	held, same := s.Transport.Stats().BytesHeld, 0
 	for settle := time.Now().Add(20 * time.Second); same < 50 && time.Now().Before(settle); {
 		time.Sleep(10 * time.Millisecond)
-		if now := s.tr.Stats().BytesHeld; now == held {
+		if now := s.Transport.Stats().BytesHeld; now == held {
 			same++
 		} else {
 			held, same = now, 0
 		}
 	}
 	return held
-}
-
-// smallWrites sends n POSTs of 1 to 64 KiB (seeded) from 32 clients and
-// returns how many got 429 and how many failed otherwise.
-func (s *noisyStack) smallWrites(b *testing.B, n int) (retryLater, failed int64) {
-	rng := rand.New(rand.NewPCG(16, 3000))
-	sizes := make([]int, n)
-	for i := range sizes {
-		sizes[i] = 1<<10 + rng.IntN(63<<10+1)
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range 32 {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-				body := payload()[:sizes[i]]
-				req, err := http.NewRequest(http.MethodPost, s.front.URL, bytes.NewReader(body))
-				if err != nil {
-					panic(err)
-				}
-				resp, err := s.client.Do(req)
-				switch {
-				case err != nil:
-					atomic.AddInt64(&failed, 1)
-				case resp.StatusCode == http.StatusTooManyRequests:
-					atomic.AddInt64(&retryLater, 1)
-				case resp.StatusCode != http.StatusOK:
-					atomic.AddInt64(&failed, 1)
-				}
-				if err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return retryLater, failed
-}
-
-// stallingClients opens n connections to the front that each send headers
-// announcing length bytes, then sent bytes of the body, and stall. The
-// returned function closes them.
-func (s *noisyStack) stallingClients(b *testing.B, n int, length, sent int64) (closeAll func()) {
-	addr := s.front.Listener.Addr().String()
-	conns := make([]net.Conn, 0, n)
-	head := "POST / HTTP/1.1\r\nHost: " + addr + "\r\nContent-Length: " + strconv.FormatInt(length, 10) + "\r\n\r\n"
-	for range n {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			b.Fatal(err)
-		}
-		conns = append(conns, c)
-		go func() { // writes block once the transport stops reading: ours to end by closing c
-			if _, err := io.WriteString(c, head); err == nil {
-				_, _ = c.Write(payload()[:sent])
-			}
-		}()
-	}
-	return func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
 }
 
 // noisySlowUpstream: 16 uploads of 24 MiB to an upstream that reads 1 KiB of
@@ -239,12 +118,12 @@ func noisySlowUpstream(b *testing.B) []noisyRow {
 	body := bytes.Repeat(payload()[:1<<20], size/(1<<20))
 	for range uploads {
 		wg.Go(func() {
-			req, err := http.NewRequest(http.MethodPost, s.front.URL, bytes.NewReader(body))
+			req, err := http.NewRequest(http.MethodPost, s.Front.URL, bytes.NewReader(body))
 			if err != nil {
 				panic(err)
 			}
 			req.Header.Set(hdrNoisy, "slow")
-			resp, err := s.client.Do(req)
+			resp, err := s.Client.Do(req)
 			if err != nil || resp.StatusCode != http.StatusOK {
 				failed.Add(1)
 			}
@@ -270,11 +149,10 @@ func noisySlowUpstream(b *testing.B) []noisyRow {
 func noisyAnnouncers(b *testing.B) []noisyRow {
 	const announcers = 600
 	s := newNoisyStack(b, transport.DefaultConfig(), 1<<10)
-	closeAll := s.stallingClients(b, announcers, 50<<20, 1<<10)
-	defer closeAll()
+	s.Stall(b, noisytest.Uploads{N: announcers, Length: 50 << 20, Sent: 1 << 10, Body: payload()})
 	held := s.waitArrived(b, announcers)
 	perAnnouncer := float64(held) / announcers / (1 << 10)
-	retryLater, failed := s.smallWrites(b, 3000)
+	retryLater, failed := s.Writes(3000, payload())
 	b.ReportMetric(perAnnouncer, "KiB-held/announcer")
 	b.ReportMetric(float64(retryLater), "429s")
 	b.ReportMetric(float64(failed), "failed")
@@ -287,15 +165,12 @@ func noisyAnnouncers(b *testing.B) []noisyRow {
 // noisyStalled: 12 uploads send 4 MiB of 5 MiB and stall, on a budget of
 // 50 MiB (5 MiB per request); then 3,000 small writes.
 func noisyStalled(b *testing.B) []noisyRow {
-	const uploads = 12
-	cfg := transport.DefaultConfig()
-	cfg.TotalBytes, cfg.PerRequestBytes = 50<<20, 5<<20
-	s := newNoisyStack(b, cfg, 4<<20)
-	closeAll := s.stallingClients(b, uploads, 5<<20, 4<<20)
-	defer closeAll()
-	held := s.waitArrived(b, uploads)
-	retryLater, failed := s.smallWrites(b, 3000)
-	yields := yieldsOf(s.tr.Stats())
+	uploads := noisytest.StalledUploads(payload())
+	s := newNoisyStack(b, noisytest.StalledConfig(), uploads.Sent)
+	s.Stall(b, uploads)
+	held := s.waitArrived(b, int64(uploads.N))
+	retryLater, failed := s.Writes(3000, payload())
+	yields := yieldsOf(s.Transport.Stats())
 	b.ReportMetric(float64(held)/(1<<20), "MiB-held")
 	b.ReportMetric(float64(retryLater), "429s")
 	b.ReportMetric(float64(failed), "failed")
@@ -335,11 +210,11 @@ var noisyGoal = map[string]string{
 
 // noisyBefore holds the figures of one run of this benchmark at 5c574e0, the
 // code before the read-ahead bound, charging for what arrived and yields, by
-// row: this file and proxytest's Options.HTTP2 copied into a checkout of
-// that commit (with yieldsOf returning "-"), then `go test -run '^$' -bench
-// '^BenchmarkNoisy$' -benchtime 1x ./bench`, on 2026-12-01 on the 2-core
-// machine the rest of docs/BENCHMARKS.md comes from. A recorded figure, not
-// one this run makes.
+// row: this file (then the whole benchmark) and proxytest's Options.HTTP2
+// copied into a checkout of that commit (with yieldsOf returning "-"), then
+// `go test -run '^$' -bench '^BenchmarkNoisy$' -benchtime 1x ./bench`, on
+// 2026-12-01 on the 2-core machine the rest of docs/BENCHMARKS.md comes
+// from. A recorded figure, not one this run makes.
 var noisyBefore = map[string]string{
 	"slow-held":       "24.00 MiB",
 	"slow-failed":     "0",

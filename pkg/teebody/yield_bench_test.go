@@ -4,23 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"math/rand/v2"
-	"net"
+	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/internal/noisytest"
 	"github.com/teebody/teebody/internal/rusage"
 	"github.com/teebody/teebody/pkg/teebody"
-	"github.com/teebody/teebody/pkg/transport"
 )
 
 // BenchmarkYieldPolicy measures what the budget's yields buy, and what they
@@ -53,18 +46,13 @@ func BenchmarkYieldPolicy(b *testing.B) {
 }
 
 func benchmarkYieldStalled(b *testing.B, yield bool) {
-	const (
-		uploads = 12
-		length  = 5 << 20 // what each upload announces
-		sent    = 4 << 20 // what it sends before it stalls
-	)
-	cfg := transport.DefaultConfig()
-	cfg.TotalBytes, cfg.PerRequestBytes = 50<<20, 5<<20
-	s := newYieldStack(b, cfg, yield, sent)
-	closeAll := s.stall(b, uploads, length, sent)
-	defer closeAll()
+	uploads := noisytest.StalledUploads(yieldPayload())
+	s := newYieldStack(b, yield, uploads.Sent)
+	uploads.Header = http.Header{hdrStall: {"1"}}
+	uploads.Settled = s.settled()
+	s.Stall(b, uploads)
 
-	before := s.tr.Stats()
+	before := s.Transport.Stats()
 	if before.Yields != 0 {
 		b.Fatalf("the stalled uploads made %d yields among them: the arms start apart", before.Yields)
 	}
@@ -78,7 +66,7 @@ func benchmarkYieldStalled(b *testing.B, yield bool) {
 	if !yield && s.marked.Load() == 0 {
 		b.Fatal("yield=off marked no Tee")
 	}
-	if got := s.tr.Stats().Yields - before.Yields; !yield && got != 0 {
+	if got := s.Transport.Stats().Yields - before.Yields; !yield && got != 0 {
 		b.Fatalf("yield=off: %d bodies yielded", got)
 	}
 	if cpu > 0 {
@@ -88,23 +76,18 @@ func benchmarkYieldStalled(b *testing.B, yield bool) {
 	b.ReportMetric(float64(s.lost.Load()), "lost-replays")
 	b.ReportMetric(float64(retryLater), "429s")
 	b.ReportMetric(float64(failed), "failed")
-	b.ReportMetric(float64(s.tr.Stats().Yields-before.Yields), "yields")
+	b.ReportMetric(float64(s.Transport.Stats().Yields-before.Yields), "yields")
 }
 
 // hdrStall marks the uploads that stall, for the front and the upstream.
 const hdrStall = "X-Stall"
 
-// yieldStack is BenchmarkNoisy's stack: a client-facing HTTP/1.1
-// ReverseProxy over transport.New to an HTTP/2 upstream that ends 5% of its
-// connections after a response. The inner RoundTripper marks each Tee with
-// AskNoYield when yields are off, and hands the Tee of each write to the
-// front, which counts it among the lost replays if its replay ended before
-// its answer.
+// yieldStack is BenchmarkNoisy's stack, on the stalled scenario's budget.
+// Its inner RoundTripper marks each Tee with AskNoYield when yields are off,
+// and hands the Tee of each write to the front, which counts it among the
+// lost replays if its replay ended before its answer.
 type yieldStack struct {
-	up      *proxytest.Server
-	tr      *transport.Transport
-	front   *httptest.Server
-	client  *http.Client
+	*noisytest.Stack
 	arrived chan struct{} // one per stalled upload of which the upstream got want bytes
 	waiting chan struct{} // one per stalled upload whose filler waits for more than want bytes
 	want    int64
@@ -117,15 +100,22 @@ type yieldStack struct {
 // for the inner RoundTripper to put its Tee in.
 type teeKey struct{}
 
-func newYieldStack(b *testing.B, cfg transport.Config, yield bool, want int64) *yieldStack {
+func newYieldStack(b *testing.B, yield bool, want int64) *yieldStack {
 	s := &yieldStack{arrived: make(chan struct{}, 64), waiting: make(chan struct{}, 64), want: want}
-	// Room in the connection's window for every stream's window, as in
-	// BenchmarkNoisy: what is measured is our side.
-	h2 := &http.HTTP2Config{MaxReceiveBufferPerConnection: 64 << 20}
-	s.up = proxytest.NewServer(http.HandlerFunc(s.serve), proxytest.Options{Chance: 0.05, HTTP2: h2})
-	inner := s.up.Transport()
-	cfg.ErrorLog = proxytest.QuietLog()
-	s.tr = transport.New(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	s.Stack = noisytest.New(b, noisytest.Options{
+		Config:   noisytest.StalledConfig(),
+		Upstream: http.HandlerFunc(s.serve),
+		Inner:    func(up http.RoundTripper) http.RoundTripper { return s.inner(up, yield) },
+		Front:    s.front,
+	})
+	return s
+}
+
+// inner wraps the upstream's RoundTripper: it marks each Tee with
+// AskNoYield unless yield, reports when a stalled upload's filler has read
+// want bytes, and puts each write's Tee in its slot.
+func (s *yieldStack) inner(up http.RoundTripper, yield bool) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if tee := teebody.TeeOf(r.Body); tee != nil {
 			if !yield {
 				tee.AskNoYield() // before the filler starts: the inner transport has not read yet
@@ -134,7 +124,7 @@ func newYieldStack(b *testing.B, cfg transport.Config, yield bool, want int64) *
 			if r.Header.Get(hdrStall) != "" {
 				sent := false
 				tee.OnSourceRead(func(read int64) {
-					if read >= want && !sent {
+					if read >= s.want && !sent {
 						sent = true
 						s.waiting <- struct{}{}
 					}
@@ -144,26 +134,21 @@ func newYieldStack(b *testing.B, cfg transport.Config, yield bool, want int64) *
 				slot.Store(tee)
 			}
 		}
-		return inner.RoundTrip(r)
-	}), cfg)
-	target, err := url.Parse(s.up.URL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rp := &httputil.ReverseProxy{
-		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		Transport:    s.tr,
-		ErrorHandler: s.tr.ErrorHandler,
-		ErrorLog:     proxytest.QuietLog(),
-	}
-	s.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return up.RoundTrip(r)
+	})
+}
+
+// front serves the proxy, and counts each write whose replay the budget or
+// a yield ended before its answer.
+func (s *yieldStack) front(proxy http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(hdrStall) != "" {
-			rp.ServeHTTP(w, r)
+			proxy.ServeHTTP(w, r)
 			return
 		}
 		defer s.wrote.Done()
 		var slot atomic.Pointer[teebody.Tee]
-		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), teeKey{}, &slot)))
+		proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), teeKey{}, &slot)))
 		if tee := slot.Load(); tee != nil {
 			// The Tee is closed: its reason is ReasonClosed, unless the
 			// answer sealed it first (ReasonStreamedPast) or its replay
@@ -173,132 +158,50 @@ func newYieldStack(b *testing.B, cfg transport.Config, yield bool, want int64) *
 				s.lost.Add(1)
 			}
 		}
-	}))
-	s.front.Config.ErrorLog = proxytest.QuietLog()
-	s.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
-	b.Cleanup(func() {
-		s.client.CloseIdleConnections()
-		s.front.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := s.tr.Drain(ctx); err != nil {
-			b.Errorf("drain: %v; stats %+v", err, s.tr.Stats())
-		}
-		inner.CloseIdleConnections()
-		s.up.Close()
 	})
-	return s
 }
 
 // serve is the upstream: it reads the body whole, and once want bytes of a
 // stalled upload are in it counts as arrived. It answers 200 when the
 // body's length matches its Content-Length.
 func (s *yieldStack) serve(w http.ResponseWriter, r *http.Request) {
-	stalled := r.Header.Get(hdrStall) != ""
-	buf := make([]byte, 32<<10)
-	var n int64
-	for {
-		m, err := r.Body.Read(buf)
-		n += int64(m)
-		if stalled && n >= s.want {
-			stalled = false
-			s.arrived <- struct{}{}
-		}
-		if err != nil {
-			break
-		}
-	}
-	if n != r.ContentLength {
-		http.Error(w, "short body", http.StatusBadRequest)
+	if r.Header.Get(hdrStall) == "" {
+		noisytest.Consume(w, r, 0, 0, nil)
 		return
 	}
-	w.WriteHeader(http.StatusOK)
+	noisytest.Consume(w, r, 0, s.want, func() { s.arrived <- struct{}{} })
 }
 
-// stall opens n connections to the front, one after another, that each
-// send headers announcing length bytes, then sent bytes of the body, and
-// stall. It opens the next once the last has settled: its bytes are all at
-// the upstream (its follower has read them, so a yield would free its full
-// chunks), and its filler waits in a source Read with its next chunk taken.
-// So the budget is in the same state in both arms when the writes start: the
-// first uploads hold what they read and their next chunk, the last ones
-// found the budget spent and lost their replay (ReasonNoBudget), with no
-// yield, as none frees the rest of their body. The returned function closes
-// the connections.
-func (s *yieldStack) stall(b *testing.B, n int, length, sent int64) (closeAll func()) {
-	addr := s.front.Listener.Addr().String()
-	head := "POST / HTTP/1.1\r\nHost: " + addr + "\r\n" + hdrStall + ": 1\r\nContent-Length: " +
-		strconv.FormatInt(length, 10) + "\r\n\r\n"
-	conns := make([]net.Conn, 0, n)
-	closeAll = func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	timeout := time.NewTimer(60 * time.Second)
-	defer timeout.Stop()
-	for range n {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			closeAll()
-			b.Fatal(err)
-		}
-		conns = append(conns, c)
-		go func() { // writes block once the transport stops reading: ours to end by closing c
-			if _, err := io.WriteString(c, head); err == nil {
-				_, _ = c.Write(yieldPayload()[:sent])
-			}
-		}()
+// settled returns the wait after each stalled upload opens: until its
+// bytes are all at the upstream (its follower has read them, so a yield
+// would free its full chunks), and its filler waits in a source Read with
+// its next chunk taken, for 60 s at most in all. So the uploads open one
+// after another, and the budget is in the same state in both arms when the
+// writes start: the first uploads hold what they read and their next
+// chunk, the last ones found the budget spent and lost their replay
+// (ReasonNoBudget), with no yield, as none frees the rest of their body.
+func (s *yieldStack) settled() func(open int) error {
+	timeout := time.After(60 * time.Second)
+	return func(open int) error {
 		for range 2 {
 			select {
 			case <-s.arrived:
 			case <-s.waiting:
-			case <-timeout.C:
-				closeAll()
-				b.Fatalf("%d stalled uploads have not settled; stats %+v", len(conns), s.tr.Stats())
+			case <-timeout:
+				return fmt.Errorf("%d stalled uploads have not settled; stats %+v", open, s.Transport.Stats())
 			}
 		}
+		return nil
 	}
-	return closeAll
 }
 
-// writes sends n POSTs of 1 to 64 KiB (BenchmarkNoisy's sizes) from 32
-// clients, waits until the front has counted each, and returns how many got
-// 429 and how many failed otherwise. A write that failed in the client may
-// never have reached the front: then the wait fails the benchmark.
+// writes sends n writes (Stack.Writes), waits until the front has counted
+// each, and returns how many got 429 and how many failed otherwise. A write
+// that failed in the client may never have reached the front: then the wait
+// fails the benchmark.
 func (s *yieldStack) writes(b *testing.B, n int) (retryLater, failed int64) {
-	rng := rand.New(rand.NewPCG(16, 3000))
-	sizes := make([]int, n)
-	for i := range sizes {
-		sizes[i] = 1<<10 + rng.IntN(63<<10+1)
-	}
 	s.wrote.Add(n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range 32 {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-				req, err := http.NewRequest(http.MethodPost, s.front.URL, bytes.NewReader(yieldPayload()[:sizes[i]]))
-				if err != nil {
-					panic(err)
-				}
-				resp, err := s.client.Do(req)
-				switch {
-				case err != nil:
-					atomic.AddInt64(&failed, 1)
-				case resp.StatusCode == http.StatusTooManyRequests:
-					atomic.AddInt64(&retryLater, 1)
-				case resp.StatusCode != http.StatusOK:
-					atomic.AddInt64(&failed, 1)
-				}
-				if err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			}
-		})
-	}
-	wg.Wait()
+	retryLater, failed = s.Writes(n, yieldPayload())
 	counted := make(chan struct{})
 	go func() {
 		s.wrote.Wait() // each write's Tee is counted: its handler has returned
