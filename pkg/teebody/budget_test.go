@@ -101,18 +101,7 @@ func TestChunkThatExactlyFillsTheBudget(t *testing.T) {
 // the chunk its follower finished.
 func TestYieldOfExactlyWhatIsNeeded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// The holder holds 8 KiB, of which its follower has finished the
-		// first 4 KiB chunk: a yield frees exactly 4 KiB.
-		budget := NewBudget(8 << 10)
-		holder := readAheadOf(t, budget, 8<<10, 4<<10)
-		defer closeAndWait(t, holder)
-		if budget.InUse() != budget.Total() {
-			t.Fatalf("setup: budget in use %d of %d", budget.InUse(), budget.Total())
-		}
-		asker, askerSrc, askerBody := stalled(t, budget, 0)
-		defer closeAndWait(t, asker)
-		askerSrc.feed(bodyPrefix(1))
-		readN(t, askerBody, 0, 1) // its first 4 KiB chunk: it needs 4 KiB
+		budget, holder, asker := askBehindHolder(t, false)
 		if err := asker.ReplayErr(); err != nil {
 			t.Errorf("the asking body lost its replay: %v", err)
 		}
@@ -128,6 +117,29 @@ func TestYieldOfExactlyWhatIsNeeded(t *testing.T) {
 				got, budget.InUse(), budget.Total())
 		}
 	})
+}
+
+// askBehindHolder is a budget of 8 KiB, all of it held by the holder, a Tee
+// whose follower has finished its first 4 KiB chunk (a yield frees exactly
+// that), and the asker, a Tee on it whose follower has read its first byte:
+// it needed a 4 KiB chunk when the budget had no room. If askNoYield, the
+// asker asked no yield (AskNoYield). Both are closed when the test ends.
+func askBehindHolder(t *testing.T, askNoYield bool) (budget *Budget, holder, asker *Tee) {
+	t.Helper()
+	budget = NewBudget(8 << 10)
+	holder = readAheadOf(t, budget, 8<<10, 4<<10)
+	t.Cleanup(func() { closeAndWait(t, holder) })
+	if budget.InUse() != budget.Total() {
+		t.Fatalf("setup: budget in use %d of %d", budget.InUse(), budget.Total())
+	}
+	asker, askerSrc, askerBody := stalled(t, budget, 0)
+	t.Cleanup(func() { closeAndWait(t, asker) })
+	if askNoYield {
+		asker.AskNoYield()
+	}
+	askerSrc.feed(bodyPrefix(1))
+	readN(t, askerBody, 0, 1)
+	return budget, holder, asker
 }
 
 // A reclaim looks at no more than maxReclaimTries bodies: with more bodies
