@@ -21,10 +21,10 @@ type chunk struct {
 // received r bytes holds at most 2r + 4 KiB. Classes that double let each
 // chunk be as large as that bound allows: a body that keeps arriving fills
 // 4, 8, 16, 32 KiB and so on, each chunk one source Read when the source has
-// the bytes. Past 1 MiB a read is cut by the read-ahead window (see
-// readAhead), so chunks of up to 4 MiB leave a chunk's end to cut one read
-// in four MiB, not one in each.
-var chunkSizes = [...]int{minChunk, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20}
+// the bytes. The largest is the read-ahead window (readAhead): a larger
+// chunk would hold memory that the filler may not fill before the upstream
+// takes more.
+var chunkSizes = [...]int{minChunk, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
 
 // minChunk is the smallest chunk size: a body's first chunk, and what a chunk
 // may exceed the bytes already in by.

@@ -213,8 +213,11 @@ func (t *Tee) tailWithRoomLocked() *chunk {
 // the budget while replays are possible. Its size is what the body has shown
 // it fills: the largest size class no bigger than minChunk more than the
 // bytes read so far (so a body that has received r bytes holds at most
-// 2r + minChunk, never budget for bytes it only announced), and no bigger
-// than the rest of a body of known length. From the budget it takes only what is
+// 2r + minChunk, never budget for bytes it only announced), no bigger than
+// the rest of a body of known length, and no bigger than what the filler may
+// read before it waits for the followers (so a body whose upstream reads
+// slowly holds at most readAhead + minChunk beyond what its furthest follower
+// has read). From the budget it takes only what is
 // free, settling for a smaller chunk rather than none, so that no body
 // yields for bytes that have not arrived (and may never). When not even the
 // smallest chunk is free, the chunk is one of at most maxStreamChunk that
@@ -230,6 +233,7 @@ func (t *Tee) newChunkLocked() (c *chunk, refusal error) {
 	if t.replayErr != nil {
 		return getChunk(min(size, maxStreamChunk)), nil
 	}
+	size = min(size, sizeOfClass(classFilledBy(readAhead-(t.end-t.front))))
 	room := t.limit - t.charged
 	if room <= 0 {
 		return getChunk(min(size, maxStreamChunk)), errTooLarge
