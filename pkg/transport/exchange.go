@@ -29,12 +29,12 @@ func (x *exchange) getBody() (io.ReadCloser, error) {
 }
 
 // done is what the Tee calls once it is done. BodyReleased runs before
-// untrack, so that Drain waits for it.
+// untrack, so that Drain waits for it, and a panic of it still untracks.
 func (x *exchange) done() {
+	defer x.t.untrack()
 	if x.rt != nil {
 		x.rt.released()
 	}
-	x.t.untrack()
 }
 
 // end ends the request.

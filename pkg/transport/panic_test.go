@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -82,5 +83,66 @@ func TestPanicBehindServer(t *testing.T) {
 	}
 	if st := tr.Stats(); st.BytesHeld != 0 {
 		t.Errorf("BytesHeld %d after three panics, want 0", st.BytesHeld)
+	}
+}
+
+// nilResponse is a broken RoundTripper: it reads half of the body and
+// returns neither a response nor an error.
+type nilResponse struct{}
+
+func (nilResponse) RoundTrip(req *http.Request) (*http.Response, error) {
+	io.CopyN(io.Discard, req.Body, req.ContentLength/2)
+	return nil, nil
+}
+
+// answering answers every request 200 with a body, without reading the
+// request's body.
+type answering struct{}
+
+func (answering) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: req}, nil
+}
+
+// TestBrokenInnerOrHookReleases: an inner RoundTripper that returns a nil
+// response with a nil error gets an error, and a BodyTrace hook that
+// panics on RoundTrip's goroutine goes on panicking; either way the
+// request ends, its bytes are back in the budget and Drain returns.
+func TestBrokenInnerOrHookReleases(t *testing.T) {
+	payload := bytes.Repeat([]byte("p"), 1<<20)
+	hookPanic := &struct{ msg string }{"hook bug"}
+	for _, tc := range []struct {
+		name  string
+		inner http.RoundTripper
+		trace *transport.BodyTrace
+	}{
+		{"nil response", nilResponse{}, nil},
+		{"SendStart panics", answering{}, &transport.BodyTrace{SendStart: func(int) { panic(hookPanic) }}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := transport.New(tc.inner, transport.DefaultConfig())
+				req := post(t.Context(), payload)
+				if tc.trace != nil {
+					req = req.WithContext(transport.WithBodyTrace(req.Context(), tc.trace))
+				}
+				func() {
+					defer func() {
+						if got := recover(); tc.trace != nil && got != any(hookPanic) {
+							t.Errorf("recovered %v, want the hook's panic value", got)
+						}
+					}()
+					resp, err := tr.RoundTrip(req)
+					if err == nil || resp != nil {
+						t.Errorf("RoundTrip = %v, %v; want no response and an error", resp, err)
+					}
+				}()
+				if err := tr.Drain(t.Context()); err != nil {
+					t.Errorf("Drain: %v, want nil", err)
+				}
+				if st := tr.Stats(); st.BytesHeld != 0 {
+					t.Errorf("BytesHeld %d, want 0", st.BytesHeld)
+				}
+			})
+		})
 	}
 }

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -33,7 +34,7 @@ type state struct {
 
 	// mu guards live and idle, the bookkeeping behind Drain.
 	mu   sync.Mutex
-	live int           // buffered requests whose Tee has not reported Done
+	live int           // buffered requests whose Tee has not called exchange.done
 	idle chan struct{} // closed while live == 0; replaced when live leaves 0
 }
 
@@ -144,50 +145,52 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Trailer != nil {
 		withTrailer(out, newTrailer(req.Trailer))
 	}
+	return t.sendBuffered(x, req)
+}
 
-	resp, err := t.sendOrEnd(tee, out)
+// sendBuffered sends x.out, a buffered request of the caller's req, and
+// hands back the response, whose body's Close then ends the request. Until
+// that hand-over, every way out ends the request: an error, a nil response
+// with a nil error, and a panic of the inner RoundTripper or of a
+// BodyTrace hook, which goes on with its value. net/http's server recovers
+// a handler's panic, and the Tee must not hold its bytes, its budget and
+// Drain for the life of the process.
+func (t *Transport) sendBuffered(x *exchange, req *http.Request) (*http.Response, error) {
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			t.end(x.tee)
+		}
+	}()
+	resp, err := t.send(&x.out)
+	if err == nil && resp == nil {
+		err = fmt.Errorf("transport: %T returned a nil *http.Response with a nil error", t.inner)
+	}
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
 		}
-		reportBuffered(req.Context(), tee, false)
-		t.end(tee)
-		t.noteFailure(up, err)
+		reportBuffered(req.Context(), x.tee, false)
+		t.noteFailure(x.up, err)
 		return nil, err
 	}
 	// No retry can happen any more: no new followers, and what the newest
 	// one has read can go (docs/design.md, life cycle: Sealed).
-	tee.Seal()
-	rt.answered()
-	reportBuffered(req.Context(), tee, true)
+	x.tee.Seal()
+	x.rt.answered()
+	reportBuffered(req.Context(), x.tee, true)
 	resp.Request = req
+	handedOver = true
 	if isEmpty(req, resp) {
 		// Callers often never close an empty response, and closing it
 		// proves nothing about the upload, which an HTTP/2 stream may still
 		// be sending (golang.org/issue/13444): the request ends when the
 		// inner transport is done with the body.
-		t.endAfterUpload(tee, req.Context())
+		t.endAfterUpload(x.tee, req.Context())
 		return resp, nil
 	}
 	resp.Body = x.responseBody(resp.Body)
 	return resp, nil
-}
-
-// sendOrEnd sends out, a buffered request of tee. If the inner
-// RoundTripper panics, it ends the request as an error would, and the panic
-// goes on with its value: net/http's server recovers a handler's panic, and
-// the Tee must not hold its bytes, its budget and Drain for the life of the
-// process.
-func (t *Transport) sendOrEnd(tee *teebody.Tee, out *http.Request) (resp *http.Response, err error) {
-	sent := false
-	defer func() {
-		if !sent {
-			t.end(tee)
-		}
-	}()
-	resp, err = t.send(out)
-	sent = true
-	return resp, err
 }
 
 // passThrough hands req to the inner RoundTripper untouched, for reason.
@@ -246,7 +249,7 @@ func (t *Transport) end(tee *teebody.Tee) {
 	if nre, ok := errors.AsType[teebody.NotReplayableError](tee.ReplayErr()); ok && nre.Reason() == teebody.ReasonNoBudget {
 		t.counters.budgetRefusals.Add(1)
 	}
-	tee.Close() // Drain learns of the Tee's end through WithOnDone(t.untrack)
+	tee.Close() // Drain learns of the Tee's end through WithOnDone(exchange.done)
 }
 
 func (t *Transport) track() {
