@@ -294,14 +294,23 @@ func do(rt http.RoundTripper, req *http.Request) string {
 	return ""
 }
 
+// The kinds of error that errClass names.
+const (
+	classCannotRetry  = "http2: cannot retry err [GOAWAY...] after Request.Body was written"
+	classCannotRewind = "net/http: cannot rewind body after connection loss"
+	classClosedBody   = "a read of the body an earlier attempt closed"
+)
+
 // errClass shortens an error to its kind, dropping addresses and ports.
 func errClass(err error) string {
 	s := err.Error()
 	switch {
 	case strings.Contains(s, "define Request.GetBody"):
-		return "http2: cannot retry err [GOAWAY...] after Request.Body was written"
+		return classCannotRetry
 	case strings.Contains(s, "cannot rewind body"):
-		return "net/http: cannot rewind body after connection loss"
+		return classCannotRewind
+	case strings.Contains(s, "on closed Body"), s == "body closed by handler":
+		return classClosedBody
 	case strings.Contains(s, "connection reset by peer"):
 		return "connection reset by peer"
 	case strings.Contains(s, "broken pipe"):

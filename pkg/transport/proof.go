@@ -2,7 +2,6 @@ package transport
 
 import (
 	"errors"
-	"net/http"
 	"reflect"
 	"strings"
 
@@ -27,27 +26,22 @@ import (
 // Each node of the error's tree (errors.Unwrap, both forms) is tested on
 // its own, so wrappers such as *url.Error do not hide a proof.
 
-// The texts of errors that Go's transports build from constants. Each is
-// returned only for a request that the transport judged safe to send again
-// but could not, because its body could not be rewound (docs/design.md,
-// facts 1, 5 and 6).
-const (
-	// net/http's errCannotRewind. net/http rewinds a body only to resend a
-	// request that failed on a reused connection and that it judged safe to
-	// resend: nothing of it was written, its HTTP/2 pool had no connection
-	// for it, or it is idempotent (GET, HEAD, OPTIONS, TRACE, or an
-	// Idempotency-Key) and the connection failed before the response's
-	// first byte.
-	errTextCannotRewind = "net/http: cannot rewind body after connection loss"
-	// httputil.ReverseProxy's guard on its inbound body. Without GetBody,
-	// the HTTP/2 transport resends the same body when its stream was never
-	// opened (errClientConnUnusable); the first attempt had closed it.
-	errTextClosedProxyBody = "ReverseProxy does an invalid Read on closed Body"
-	// The same resend where the inbound body is an HTTP/2 server's
-	// (net/http's errClosedBody, unexported): Go 1.27's ReverseProxy and
-	// hand-written proxies hand their transport that body itself.
-	errTextClosedH2ServerBody = "body closed by handler"
-)
+// net/http's errCannotRewind, built from constants. net/http rewinds a body
+// only to resend a request that failed on a reused connection and that it
+// judged safe to resend: nothing of it was written, its HTTP/2 pool had no
+// connection for it, or it is idempotent (GET, HEAD, OPTIONS, TRACE, or an
+// Idempotency-Key) and the connection failed before the response's first
+// byte (docs/design.md, facts 1, 5 and 6).
+//
+// The errors of a read of a closed inbound body are no proof:
+// ReverseProxy's "ReverseProxy does an invalid Read on closed Body",
+// http.ErrBodyReadAfterClose and the HTTP/2 server body's "body closed by
+// handler". Without GetBody, Go's HTTP/2 transport resends the same body
+// when its stream was never opened (errClientConnUnusable), and the first
+// attempt has closed it. The resend writes the request's headers before it
+// reads the body, so the upstream has the request when the read fails
+// (TestFactClosedBodyResendReachesUpstream).
+const errTextCannotRewind = "net/http: cannot rewind body after connection loss"
 
 // Go's HTTP/2 error when a refused request cannot be sent again (net/http's
 // bundle, net/http/internal/http2 in Go 1.27, golang.org/x/net/http2):
@@ -114,12 +108,14 @@ const (
 // It decides by the error's structure, never by a text that an upstream
 // may choose: an HTTP/2 PROTOCOL_ERROR, or a GOAWAY that may have come
 // after the upstream processed the request, is no proof, whatever its
-// debug data.
+// debug data. Nor is a failed read of a body that an earlier attempt
+// closed, such as http.ErrBodyReadAfterClose: the attempt that read it had
+// sent the request's headers.
 func ShouldRetryLater(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, teebody.ErrNotReplayable) || errors.Is(err, http.ErrBodyReadAfterClose) {
+	if errors.Is(err, teebody.ErrNotReplayable) {
 		return true
 	}
 	return anyNode(err, provesUnprocessed)
@@ -132,13 +128,9 @@ func provesUnprocessed(e error) bool {
 	case h3Rejected(e), h3ConnUnusable(e):
 		return true
 	}
-	switch msg := e.Error(); msg {
-	case errTextCannotRewind, errTextClosedProxyBody, errTextClosedH2ServerBody:
-		return true
-	default:
-		return cannotRetryUnprocessed(msg) ||
-			strings.HasPrefix(msg, errTextReachService+teebody.ErrNotReplayable.Error())
-	}
+	msg := e.Error()
+	return msg == errTextCannotRewind || cannotRetryUnprocessed(msg) ||
+		strings.HasPrefix(msg, errTextReachService+teebody.ErrNotReplayable.Error())
 }
 
 // resendable reports whether send may send a request again that the inner

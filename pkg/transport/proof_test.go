@@ -3,6 +3,7 @@ package transport_test
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"testing"
@@ -41,6 +42,11 @@ func unproven() []error {
 		errors.New("x" + cannotRetry("http2: Transport received Server's graceful shutdown GOAWAY").Error()),
 		errors.New(cannotRetry("http2: Transport received Server's graceful shutdown GOAWAY").Error() + "x"),
 		errors.New("stream error: stream ID 1; REFUSED_STREAM; received from peer"), // Go resent it itself
+		// A read of a body that an earlier attempt closed, by a resend that
+		// had sent the headers.
+		errors.New("ReverseProxy does an invalid Read on closed Body"),
+		errors.New("body closed by handler"),
+		http.ErrBodyReadAfterClose,
 		h3StreamReset(h3NoError),
 		&Error{Remote: false, ErrorCode: h3RequestRejected, err: &StreamError{ErrorCode: h3RequestRejected}}, // our own reset
 		&Error{Remote: true, ErrorCode: h3RequestRejected, err: &StreamError{ErrorCode: h3RequestRejected}},  // a local stream error beneath
@@ -67,8 +73,6 @@ func proven() []error {
 		cannotRetry("stream error: stream ID 1; REFUSED_STREAM; received from peer"),
 		cannotRetry("stream error: stream ID 2147483647; REFUSED_STREAM; received from peer"),
 		errors.New("net/http: cannot rewind body after connection loss"),
-		errors.New("ReverseProxy does an invalid Read on closed Body"),
-		errors.New("body closed by handler"),
 		h3StreamReset(h3RequestRejected),
 		h3GoAway,
 		&errConnUnusable{e: h3ConnClosed(h3NoError, "bye")},
