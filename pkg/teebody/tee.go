@@ -171,8 +171,8 @@ func (t *Tee) NewReader() (io.ReadCloser, error) {
 }
 
 // Seal tells the Tee that a response has arrived, so no replay can happen
-// any more. NewReader fails from then on with ReasonStreamedPast, unless an
-// earlier reason applies. Every chunk the newest follower has finished is
+// any more. A replay (any NewReader call but the first) fails from then on
+// with ReasonStreamedPast, unless an earlier reason applies. Every chunk the newest follower has finished is
 // dropped at once. Later chunks are dropped as soon as it has read them. The
 // newest follower keeps streaming the rest of the body.
 //

@@ -16,7 +16,7 @@ type Stats struct {
 	PassedThrough  PassThroughStats // requests handed on untouched, by reason
 	ReplaysServed  int64            // bodies handed out again, by GetBody or a resend
 	ReplaysRefused RefusalStats     // GetBody calls refused, by reason
-	BudgetRefusals int64            // requests whose buffering the budget cut short
+	BudgetRefusals int64            // requests whose body the budget had no room to keep (teebody.ReasonNoBudget)
 
 	RetryLaterWritten int64 // 429 answers of ErrorHandler and Responder
 	BadGatewayWritten int64 // 502 answers of ErrorHandler and Responder
