@@ -48,8 +48,10 @@ func TestEveryReasonCounted(t *testing.T) {
 	}
 }
 
-// TestEveryPassThroughCounted counts one request of each PassThroughReason
-// and checks that Stats shows it in its own field and nowhere else.
+// TestEveryPassThroughCounted puts one count under each PassThroughReason
+// and checks that Stats shows it in its own field and nowhere else, so that
+// a reason added without its place in PassThroughStats fails here.
+// TestPassThrough and the adaptive tests count real requests.
 func TestEveryPassThroughCounted(t *testing.T) {
 	for r := range PassThroughReasons() {
 		tr := New(nil, DefaultConfig())
