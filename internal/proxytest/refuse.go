@@ -2,7 +2,6 @@ package proxytest
 
 import (
 	"crypto/tls"
-	"io"
 	"net"
 	"sync"
 
@@ -96,39 +95,19 @@ func (l *refusingListener) refuse(tc *tls.Conn, raw net.Conn) {
 	if tc.Handshake() != nil || tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
 		return
 	}
-	if _, err := io.ReadFull(tc, make([]byte, len(http2.ClientPreface))); err != nil {
-		return
-	}
-	fr := http2.NewFramer(tc, tc)
-	if fr.WriteSettings() != nil {
-		return
-	}
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			return
-		}
+	_ = ServeFrames(tc, func(fr *http2.Framer, f http2.Frame) bool {
 		var refuse bool
 		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() && fr.WriteSettingsAck() != nil {
-				return
-			}
 		case *http2.HeadersFrame:
 			refuse = f.StreamEnded() // no body to wait for
 		case *http2.DataFrame:
 			refuse = true // the client has written part of the body
-		case *http2.PingFrame:
-			if !f.IsAck() && fr.WritePing(true, f.Data) != nil {
-				return
-			}
 		}
-		if refuse && !sent {
-			sent = true
-			l.s.goaways.Add(1)
-			if fr.WriteGoAway(0, http2.ErrCodeNo, nil) != nil {
-				return
-			}
+		if !refuse || sent {
+			return true
 		}
-	}
+		sent = true
+		l.s.goaways.Add(1)
+		return fr.WriteGoAway(0, http2.ErrCodeNo, nil) == nil
+	})
 }

@@ -1,12 +1,13 @@
 package grpc
 
 import (
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/net/http2"
+
+	"github.com/teebody/teebody/internal/proxytest"
 )
 
 // refusingListener hands the connections it accepts to the grpc-go server,
@@ -83,36 +84,13 @@ func (l *refusingListener) serveRefusal(c net.Conn) {
 		l.mu.Unlock()
 		c.Close()
 	}()
-	if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
-		return
-	}
-	fr := http2.NewFramer(c, c)
-	if fr.WriteSettings() != nil {
-		return
-	}
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			return
+	_ = proxytest.ServeFrames(c, func(fr *http2.Framer, f http2.Frame) bool {
+		// A DATA frame: the client has written part of the body. Refuse.
+		if _, ok := f.(*http2.DataFrame); !ok || sent {
+			return true
 		}
-		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() && fr.WriteSettingsAck() != nil {
-				return
-			}
-		case *http2.PingFrame:
-			if !f.IsAck() && fr.WritePing(true, f.Data) != nil {
-				return
-			}
-		case *http2.DataFrame:
-			// The client has written part of the body: refuse.
-			if !sent {
-				sent = true
-				l.refused.Add(1)
-				if fr.WriteGoAway(0, http2.ErrCodeNo, nil) != nil {
-					return
-				}
-			}
-		}
-	}
+		sent = true
+		l.refused.Add(1)
+		return fr.WriteGoAway(0, http2.ErrCodeNo, nil) == nil
+	})
 }

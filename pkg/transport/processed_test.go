@@ -3,7 +3,6 @@ package transport_test
 import (
 	"bytes"
 	"crypto/tls"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -88,37 +87,16 @@ func (u *processingUpstream) serve(tc *tls.Conn) {
 	if tc.Handshake() != nil || tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
 		return
 	}
-	if _, err := io.ReadFull(tc, make([]byte, len(http2.ClientPreface))); err != nil {
-		return
-	}
-	fr := http2.NewFramer(tc, tc)
-	if fr.WriteSettings() != nil {
-		return
-	}
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			return
-		}
+	_ = proxytest.ServeFrames(tc, func(fr *http2.Framer, f http2.Frame) bool {
 		ended := false
 		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() && fr.WriteSettingsAck() != nil {
-				return
-			}
-		case *http2.PingFrame:
-			if !f.IsAck() && fr.WritePing(true, f.Data) != nil {
-				return
-			}
 		case *http2.HeadersFrame:
 			ended = f.StreamEnded()
 		case *http2.DataFrame:
 			ended = f.StreamEnded()
 		}
-		if ended && !u.end(fr, f.Header().StreamID, u.applied.Add(1)) {
-			return
-		}
-	}
+		return !ended || u.end(fr, f.Header().StreamID, u.applied.Add(1))
+	})
 }
 
 // goAwayAfter ends a stream with a GOAWAY that covers it, with debug data,
