@@ -2,14 +2,9 @@ package http3_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net"
 	"net/http"
 	"sync"
@@ -20,6 +15,8 @@ import (
 	"github.com/quic-go/quic-go/http3"
 	h3qlog "github.com/quic-go/quic-go/http3/qlog"
 	"github.com/quic-go/quic-go/qlogwriter"
+
+	"github.com/teebody/teebody/internal/proxytest/testcert"
 )
 
 // loopback is where every server and client of these tests binds.
@@ -30,45 +27,9 @@ var loopback = &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}
 // unless something hangs.
 const shutdownGrace = 10 * time.Second
 
-var (
-	certOnce sync.Once
-	certPair tls.Certificate
-	certPool *x509.CertPool
-)
-
-// testCert returns a self-signed certificate for 127.0.0.1 and a pool that
+// testCert returns a self-signed certificate for loopback and a pool that
 // trusts it, made once per test binary.
-func testCert(t testing.TB) (tls.Certificate, *x509.CertPool) {
-	certOnce.Do(func() {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			panic(err)
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber:          big.NewInt(1),
-			Subject:               pkix.Name{CommonName: "127.0.0.1"},
-			IPAddresses:           []net.IP{loopback.IP},
-			NotBefore:             time.Now().Add(-time.Hour),
-			NotAfter:              time.Now().Add(24 * time.Hour),
-			KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-			ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-			BasicConstraintsValid: true,
-			IsCA:                  true,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			panic(err)
-		}
-		leaf, err := x509.ParseCertificate(der)
-		if err != nil {
-			panic(err)
-		}
-		certPair = tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-		certPool = x509.NewCertPool()
-		certPool.AddCert(leaf)
-	})
-	return certPair, certPool
-}
+func testCert(testing.TB) (tls.Certificate, *x509.CertPool) { return testcert.Loopback() }
 
 // upstream is an HTTP/3 service on one UDP socket whose http3.Server can be
 // replaced while it serves. One quic.Transport and one quic.Listener live as
