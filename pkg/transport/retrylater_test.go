@@ -2,9 +2,6 @@ package transport_test
 
 import (
 	"context"
-	"net/http"
-	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/teebody/teebody/pkg/transport"
@@ -29,39 +26,18 @@ func TestUnbufferedGoawayAnswersRetryLater(t *testing.T) {
 			// Disabled (no budget): nothing is replayable, and adaptive mode
 			// changes nothing.
 			tr := transport.New(transportTo(t, u.srv), transport.Config{Disabled: true, Adaptive: true})
-			var (
-				mu      sync.Mutex
-				answers = map[string]int{} // guarded by mu: ErrorHandler's answers, by the error's class
-			)
-			errorHandler := func(w http.ResponseWriter, r *http.Request, err error) {
-				sw := &statusWriter{ResponseWriter: w}
-				tr.ErrorHandler(sw, r, err)
-				mu.Lock()
-				answers[errClass(err)+" → "+strconv.Itoa(sw.code)]++
-				mu.Unlock()
-			}
-			f := newFront(t, h2, newProxy(u, tr, errorHandler, nil))
+			var answers answerLog
+			f := newFront(t, h2, newProxy(u, tr, answers.wrap(tr.ErrorHandler), nil))
 			var total loadResult
 			for i := range 3 {
 				total.add(runLoad(context.Background(), f.client(t), f.srv.URL, randomBodies(uint64(500+i), requestCount(200), 256<<10), 16))
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			t.Logf("%d requests, %d failed %v; ErrorHandler's answers: %v", total.requests, total.failed, total.errs, answers)
+			t.Logf("%d requests, %d failed %v; ErrorHandler's answers: %v", total.requests, total.failed, total.errs, &answers)
 			if total.failed == 0 {
 				t.Errorf("no request met a GOAWAY")
 			}
-			answered := 0
-			for answer, n := range answers {
-				answered += n
-				switch answer {
-				case classCannotRetry + " → 429", classCannotRewind + " → 429", classClosedBody + " → 502":
-				default:
-					t.Errorf("%d × %s; want 429 for a proven refusal, 502 for a closed body's read, nothing else", n, answer)
-				}
-			}
-			if answered != total.failed {
-				t.Errorf("%d failed, %d answered by ErrorHandler", total.failed, answered)
+			if retryLater, badGateway := answers.check(t); retryLater+badGateway != total.failed {
+				t.Errorf("%d failed, %d answered by ErrorHandler", total.failed, retryLater+badGateway)
 			}
 			st := tr.Stats()
 			if st.PassedThrough.Disabled == 0 {
