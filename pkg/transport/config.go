@@ -55,8 +55,9 @@ type Config struct {
 	// Adaptive buffers bodies in full only for upstreams that sent GOAWAY
 	// lately. An upstream is the scheme and host of the outgoing URL. A
 	// trace of GOAWAY is a request that failed with an error for which
-	// ShouldRetryLater is true, or a replay served. A trace keeps its
-	// upstream buffered for AdaptiveWindow.
+	// ShouldRetryLater is true, a resend that failed reading the body its
+	// first attempt closed, or a replay served. A trace keeps its upstream
+	// buffered for AdaptiveWindow.
 	//
 	// For an upstream without a trace, a body that announces at most
 	// AdaptiveFloorBytes, or no length, is kept up to that floor

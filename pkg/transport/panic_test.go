@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -96,27 +97,38 @@ func (nilResponse) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // answering answers every request 200 with a body, without reading the
-// request's body.
-type answering struct{}
+// request's body, and counts the Closes of the bodies it gave.
+type answering struct{ closed *atomic.Int64 }
 
-func (answering) RoundTrip(req *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: req}, nil
+func (a answering) RoundTrip(req *http.Request) (*http.Response, error) {
+	body := &closeCounting{Reader: strings.NewReader("ok"), closes: a.closed}
+	return &http.Response{StatusCode: http.StatusOK, Body: body, Request: req}, nil
 }
+
+type closeCounting struct {
+	io.Reader
+	closes *atomic.Int64
+}
+
+func (c *closeCounting) Close() error { c.closes.Add(1); return nil }
 
 // TestBrokenInnerOrHookReleases: an inner RoundTripper that returns a nil
 // response with a nil error gets an error, and a BodyTrace hook that
-// panics on RoundTrip's goroutine goes on panicking; either way the
-// request ends, its bytes are back in the budget and Drain returns.
+// panics on RoundTrip's goroutine once the response came goes on
+// panicking; either way the request ends, its bytes are back in the
+// budget, Drain returns, and a response that came is closed.
 func TestBrokenInnerOrHookReleases(t *testing.T) {
 	payload := bytes.Repeat([]byte("p"), 1<<20)
 	hookPanic := &struct{ msg string }{"hook bug"}
+	var closed atomic.Int64
 	for _, tc := range []struct {
-		name  string
-		inner http.RoundTripper
-		trace *transport.BodyTrace
+		name   string
+		inner  http.RoundTripper
+		trace  *transport.BodyTrace
+		closes int64 // of the response's body
 	}{
-		{"nil response", nilResponse{}, nil},
-		{"SendStart panics", answering{}, &transport.BodyTrace{SendStart: func(int) { panic(hookPanic) }}},
+		{"nil response", nilResponse{}, nil, 0},
+		{"SendStart panics", answering{&closed}, &transport.BodyTrace{SendStart: func(int) { panic(hookPanic) }}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -141,6 +153,9 @@ func TestBrokenInnerOrHookReleases(t *testing.T) {
 				}
 				if st := tr.Stats(); st.BytesHeld != 0 {
 					t.Errorf("BytesHeld %d, want 0", st.BytesHeld)
+				}
+				if n := closed.Swap(0); n != tc.closes {
+					t.Errorf("the response's body closed %d times, want %d", n, tc.closes)
 				}
 			})
 		})

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"net/http"
 	"reflect"
 	"strings"
 
@@ -41,7 +42,12 @@ import (
 // attempt has closed it. The resend writes the request's headers before it
 // reads the body, so the upstream has the request when the read fails
 // (TestFactClosedBodyResendReachesUpstream).
-const errTextCannotRewind = "net/http: cannot rewind body after connection loss"
+const (
+	errTextCannotRewind = "net/http: cannot rewind body after connection loss"
+
+	errTextClosedProxyBody    = "ReverseProxy does an invalid Read on closed Body"
+	errTextClosedH2ServerBody = "body closed by handler" // net/http's errClosedBody, unexported
+)
 
 // Go's HTTP/2 error when a refused request cannot be sent again (net/http's
 // bundle, net/http/internal/http2 in Go 1.27, golang.org/x/net/http2):
@@ -131,6 +137,16 @@ func provesUnprocessed(e error) bool {
 	msg := e.Error()
 	return msg == errTextCannotRewind || cannotRetryUnprocessed(msg) ||
 		strings.HasPrefix(msg, errTextReachService+teebody.ErrNotReplayable.Error())
+}
+
+// readClosedBody reports whether err is a failed read of a body that an
+// earlier attempt closed. It is no proof, but it means that the request's
+// connection went away, which adaptive mode takes for a trace of GOAWAY.
+func readClosedBody(err error) bool {
+	return errors.Is(err, http.ErrBodyReadAfterClose) || anyNode(err, func(e error) bool {
+		msg := e.Error()
+		return msg == errTextClosedProxyBody || msg == errTextClosedH2ServerBody
+	})
 }
 
 // resendable reports whether send may send a request again that the inner

@@ -3,6 +3,8 @@ package transport
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"testing"
 
@@ -60,6 +62,33 @@ func TestEveryPassThroughCounted(t *testing.T) {
 		fields := got.fields()
 		if n, all := got.Count(r), sum(fields[:]); n != 1 || all != 1 {
 			t.Errorf("reason %v: Count %d, %d requests counted in all (%+v); want 1 and 1", r, n, all, got)
+		}
+	}
+}
+
+// TestClosedBodyReadIsATrace: in adaptive mode, a failed read of a body an
+// earlier attempt closed leaves a trace of GOAWAY, though it proves
+// nothing; an error of another kind leaves none.
+func TestClosedBodyReadIsATrace(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		trace bool
+	}{
+		{errors.New("ReverseProxy does an invalid Read on closed Body"), true},
+		{fmt.Errorf("proxy: %w", http.ErrBodyReadAfterClose), true},
+		{errors.New("body closed by handler"), true},
+		{errors.New("upstream said: body closed by handler"), false},
+		{errors.New("connection reset by peer"), false},
+	} {
+		cfg := DefaultConfig()
+		cfg.Adaptive = true
+		tr := New(nil, cfg)
+		tr.noteFailure(upstreamOf(&url.URL{Scheme: "https", Host: "upstream.test"}), tc.err)
+		if got := tr.Stats().AdaptiveTraces == 1; got != tc.trace {
+			t.Errorf("%v: a trace %v, want %v", tc.err, got, tc.trace)
+		}
+		if ShouldRetryLater(tc.err) {
+			t.Errorf("ShouldRetryLater(%v) = true, want false", tc.err)
 		}
 	}
 }

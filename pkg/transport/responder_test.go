@@ -29,8 +29,9 @@ var _ errorResponder = (*transport.Transport)(nil).Responder()
 // default Config makes every request succeed and the responder never
 // answers; with buffering disabled (Go's own "cannot retry" errors) or a
 // budget too small for any body (teebody's ErrNotReplayable), the requests a
-// GOAWAY refused are answered 429, never 502, each counted in
-// Stats.RetryLaterWritten.
+// GOAWAY refused are answered 429, each counted in Stats.RetryLaterWritten.
+// The only 502s are for a read of an unbuffered body that an earlier
+// attempt closed, which proves nothing, counted in Stats.BadGatewayWritten.
 func TestResponderGOAWAY(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -12,7 +12,8 @@ import (
 // BodyTrace is a set of hooks to run at stages of a request body's life in
 // a Transport. Any particular hook may be nil. Functions may be called
 // concurrently from different goroutines, and some may be called after
-// RoundTrip has returned.
+// RoundTrip has returned. A hook must not panic: most run on goroutines
+// that nothing recovers.
 type BodyTrace struct {
 	// PassedThrough is called when RoundTrip hands the request on
 	// untouched, with the reason, before the inner RoundTripper gets it.

@@ -150,26 +150,29 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // sendBuffered sends x.out, a buffered request of the caller's req, and
 // hands back the response, whose body's Close then ends the request. Until
-// that hand-over, every way out ends the request: an error, a nil response
-// with a nil error, and a panic of the inner RoundTripper or of a
-// BodyTrace hook, which goes on with its value. net/http's server recovers
-// a handler's panic, and the Tee must not hold its bytes, its budget and
-// Drain for the life of the process.
+// that hand-over, every way out closes the response's body, if one came,
+// and ends the request: an error, a nil response with a nil error, and a
+// panic of the inner RoundTripper or of a BodyTrace hook on this goroutine,
+// which goes on with its value. net/http's server recovers a handler's
+// panic, and the Tee must not hold its bytes, its budget and Drain for the
+// life of the process.
 func (t *Transport) sendBuffered(x *exchange, req *http.Request) (*http.Response, error) {
+	var resp *http.Response
 	handedOver := false
 	defer func() {
-		if !handedOver {
-			t.end(x.tee)
+		if handedOver {
+			return
 		}
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close() // with an error, a broken RoundTripper: never both (net/http's contract)
+		}
+		t.end(x.tee)
 	}()
 	resp, err := t.send(&x.out)
 	if err == nil && resp == nil {
 		err = fmt.Errorf("transport: %T returned a nil *http.Response with a nil error", t.inner)
 	}
 	if err != nil {
-		if resp != nil && resp.Body != nil {
-			resp.Body.Close() // a broken RoundTripper: never both (net/http's contract)
-		}
 		reportBuffered(req.Context(), x.tee, false)
 		t.noteFailure(x.up, err)
 		return nil, err
@@ -226,9 +229,11 @@ func (t *Transport) replay(tee *teebody.Tee, up upstream, rt *requestTrace) (io.
 }
 
 // noteFailure records a trace of GOAWAY for up, in adaptive mode, when err
-// means that up refused a request it did not process.
+// means that up refused a request it did not process, or that a resend of
+// a request whose connection went away read its closed body. A trace needs
+// no proof: it only turns buffering on.
 func (t *Transport) noteFailure(up upstream, err error) {
-	if t.traces != nil && ShouldRetryLater(err) {
+	if t.traces != nil && (ShouldRetryLater(err) || readClosedBody(err)) {
 		t.trace(up)
 	}
 }

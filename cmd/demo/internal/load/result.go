@@ -22,10 +22,10 @@ const maxSampleErrors = 10
 // successful operations (create and delete together), in milliseconds.
 //
 // GoawayErrors counts the failures for which transport.ShouldRetryLater
-// holds, or that carry the text of Go's GOAWAY failure (through a proxy
-// without the fix, the error arrives as the message of a 502's Status):
-// the upstream never processed a request, and the client could not send it
-// again. In the embedded run only
+// holds, or that carry the text of one of Go's GOAWAY failures (through a
+// proxy without the fix, the error arrives as the message of a 502's
+// Status): a request the upstream refused, or whose resend failed, and that
+// the client could not send again. In the embedded run only
 // GOAWAYs end connections; against a real cluster a connection lost
 // otherwise (a load balancer's reset) counts as well.
 type Result struct {
