@@ -97,8 +97,12 @@ func (t *Tee) mayReadLocked() bool {
 	if t.replayErr != nil {
 		return t.newest == nil || t.newest.off >= t.end
 	}
-	return t.end-t.front < readAhead
+	return t.windowRoomLocked() > 0
 }
+
+// windowRoomLocked is how many bytes the filler may read before it is
+// readAhead past the furthest follower.
+func (t *Tee) windowRoomLocked() int64 { return readAhead - (t.end - t.front) }
 
 // nextBufferLocked returns where the next source Read goes: the room left in
 // the log's last chunk, else in a fresh chunk (taken now, or kept from an
@@ -120,7 +124,7 @@ func (t *Tee) nextBufferLocked() (c *chunk, buf []byte) {
 	}
 	buf = c.buf[len(c.buf):cap(c.buf)]
 	if t.replayErr == nil {
-		buf = buf[:min(int64(len(buf)), readAhead-(t.end-t.front))]
+		buf = buf[:min(int64(len(buf)), t.windowRoomLocked())]
 	}
 	return c, buf
 }
@@ -233,7 +237,7 @@ func (t *Tee) newChunkLocked() (c *chunk, refusal error) {
 	if t.replayErr != nil {
 		return getChunk(min(size, maxStreamChunk)), nil
 	}
-	size = min(size, sizeOfClass(classFilledBy(readAhead-(t.end-t.front))))
+	size = min(size, sizeOfClass(classFilledBy(t.windowRoomLocked())))
 	room := t.limit - t.charged
 	if room <= 0 {
 		return getChunk(min(size, maxStreamChunk)), errTooLarge

@@ -123,7 +123,7 @@ func (t *Tee) advancedLocked(f *follower) {
 		return
 	}
 	if t.replayErr != nil && f == t.newest && f.off == t.end ||
-		t.replayErr == nil && t.end-t.front <= readAhead/2 {
+		t.replayErr == nil && t.windowRoomLocked() >= readAhead/2 {
 		t.room.Signal()
 	}
 }
