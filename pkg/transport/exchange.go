@@ -41,8 +41,7 @@ func (x *exchange) done() {
 func (x *exchange) end() { x.t.end(x.tee) }
 
 // responseBody returns rc, wrapped so that its first Close also ends the
-// request. A body that is also an io.Writer (that of a 101 Switching
-// Protocols response) stays one.
+// request. A body that is also an io.Writer stays one.
 func (x *exchange) responseBody(rc io.ReadCloser) io.ReadCloser {
 	x.body = responseBody{ReadCloser: rc, x: x}
 	if w, ok := rc.(io.Writer); ok {
@@ -66,10 +65,14 @@ func (b *responseBody) Close() error {
 	return err
 }
 
-// writableResponseBody keeps the io.Writer of a body that has one (the body
-// of a 101 Switching Protocols response is an io.ReadWriteCloser, and
-// httputil.ReverseProxy requires it). Upgrade requests pass through
-// untouched, so this only matters for one the headers did not announce.
+// writableResponseBody keeps the io.Writer of a body that has one, for an
+// inner RoundTripper that returns such a body with content. net/http's
+// never does: its one writable body is that of a 101 Switching Protocols
+// over HTTP/1, which it makes for any 101 with Upgrade and Connection:
+// Upgrade, whether or not the request asked for an upgrade (HTTP/2 skips a
+// 101 as informational). A 101 has no content, so RoundTrip hands its body
+// back as it came (isEmpty), writable; httputil.ReverseProxy answers one
+// that no upgrade asked for with a 502.
 type writableResponseBody struct {
 	*responseBody
 	w io.Writer
