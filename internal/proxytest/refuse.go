@@ -12,7 +12,8 @@ import (
 // those that Options.RefuseEvery picks (the first, then one in every
 // RefuseEvery), which it serves itself: it refuses their streams with a
 // graceful GOAWAY as soon as the client has sent one stream's headers and,
-// unless the stream has no body, body bytes. A GOAWAY whose last stream ID
+// unless the stream has no body, body bytes (more than Options.RefuseAfter,
+// or the whole body). A GOAWAY whose last stream ID
 // is 0 refuses every stream, so the client must send them again on another
 // connection, which it can do for a stream whose body it wrote only through
 // GetBody. That is the refusal of a real GOAWAY, without the race between the
@@ -28,6 +29,7 @@ type refusingListener struct {
 	net.Listener
 	s     *Server
 	every int64
+	after int64 // Options.RefuseAfter
 
 	mu       sync.Mutex
 	accepted int64             // guarded by mu
@@ -95,15 +97,28 @@ func (l *refusingListener) refuse(tc *tls.Conn, raw net.Conn) {
 	if tc.Handshake() != nil || tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
 		return
 	}
+	received := map[uint32]int64{} // body bytes by stream
 	_ = ServeFrames(tc, func(fr *http2.Framer, f http2.Frame) bool {
+		if sent {
+			return true
+		}
 		var refuse bool
 		switch f := f.(type) {
 		case *http2.HeadersFrame:
 			refuse = f.StreamEnded() // no body to wait for
 		case *http2.DataFrame:
-			refuse = true // the client has written part of the body
+			id := f.Header().StreamID
+			received[id] += int64(len(f.Data()))
+			refuse = f.StreamEnded() || received[id] > l.after
+			if n := f.Header().Length; !refuse && n > 0 {
+				// Give back the window the frame took, padding included,
+				// so that the client can send past RefuseAfter.
+				if fr.WriteWindowUpdate(0, n) != nil || fr.WriteWindowUpdate(id, n) != nil {
+					return false
+				}
+			}
 		}
-		if !refuse || sent {
+		if !refuse {
 			return true
 		}
 		sent = true

@@ -131,3 +131,52 @@ func TestServerRefuseTurnPassesOn(t *testing.T) {
 		t.Errorf("Goaways = %d, want 1", g)
 	}
 }
+
+// With RefuseAfter, a picked connection refuses only once the client has
+// sent more than that many bytes of the body, past the flow-control window
+// a server grants at first (64 KiB); a body shorter than that is refused
+// when it ends.
+func TestServerRefuseAfter(t *testing.T) {
+	const after = 128 << 10
+	s := proxytest.NewServer(&conns{addrs: map[string]bool{}}, proxytest.Options{RefuseEvery: 1, RefuseAfter: after})
+	defer s.Close()
+	tr := s.Transport()
+	defer tr.CloseIdleConnections()
+
+	for i, size := range []int{1 << 20, 10 << 10} {
+		body := &countingReader{r: bytes.NewReader(make([]byte, size))}
+		req, err := http.NewRequest(http.MethodPost, s.URL, io.NopCloser(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = int64(size)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("a %d-byte body went through a refusing connection: %s", size, resp.Status)
+		}
+		if !strings.Contains(err.Error(), "GOAWAY") {
+			t.Errorf("%d-byte body: error %q, want the HTTP/2 transport's GOAWAY error", size, err)
+		}
+		// The upstream had more than after bytes, or all of them, so the
+		// client had read them.
+		if n := body.n.Load(); n <= after && n != int64(size) {
+			t.Errorf("%d-byte body: refused after the client read %d bytes, want more than %d or all", size, n, after)
+		}
+		if g := s.Goaways(); g != int64(i+1) {
+			t.Errorf("Goaways = %d after %d requests, want %d", g, i+1, i+1)
+		}
+	}
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}

@@ -39,6 +39,13 @@ type Options struct {
 	// test that counts one GOAWAY needs it, since a client may dial and drop
 	// connections that shift which ones a smaller value picks.
 	RefuseEvery int64
+	// RefuseAfter makes a connection that RefuseEvery picks wait, before it
+	// refuses, until the client has sent more than RefuseAfter bytes of a
+	// stream's body, or all of it; it grants the flow-control window that
+	// takes. A test that needs the client to have read past a limit when the
+	// refusal lands (a body no longer kept, say) sets it to that limit: the
+	// refusal then never comes early, however busy the machine.
+	RefuseAfter int64
 }
 
 // Server is an httptest.Server on loopback whose error log is discarded and
@@ -81,7 +88,7 @@ func NewServer(h http.Handler, opts Options) *Server {
 		return s
 	}
 	if opts.RefuseEvery > 0 {
-		s.refusing = &refusingListener{Listener: s.Listener, s: s, every: opts.RefuseEvery, conns: map[net.Conn]bool{}}
+		s.refusing = &refusingListener{Listener: s.Listener, s: s, every: opts.RefuseEvery, after: opts.RefuseAfter, conns: map[net.Conn]bool{}}
 		s.Listener = s.refusing
 	}
 	s.EnableHTTP2 = true
