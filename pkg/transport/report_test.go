@@ -65,11 +65,13 @@ func TestReportReplayed(t *testing.T) {
 }
 
 // TestReportRefused checks the Report of a request whose replay is refused:
-// its body is over the per-request limit.
+// its body is over the per-request limit. The upstream refuses only once it
+// has more than the limit, so the body has outgrown it when the refusal
+// lands, however busy the machine.
 func TestReportRefused(t *testing.T) {
-	upstream := serve(t, http.HandlerFunc(countBytes), proxytest.Options{RefuseEvery: 1})
 	cfg := transport.DefaultConfig()
 	cfg.PerRequestBytes = 64 << 10
+	upstream := serve(t, http.HandlerFunc(countBytes), proxytest.Options{RefuseEvery: 1, RefuseAfter: cfg.PerRequestBytes})
 	tr := transport.New(transportTo(t, upstream), cfg)
 
 	var r transport.Report
