@@ -32,13 +32,13 @@ type Config struct {
 
 	// TotalBytes bounds the bytes held for replay by all requests together.
 	// 0 means DefaultTotalBytes. A negative value holds nothing: buffering
-	// is off. Set TotalBytes or Budget, not both.
+	// is off. It is ignored when Budget is set.
 	TotalBytes int64
 
 	// Budget, when set, is the byte budget charged for what is held, and
-	// may be shared; its total is the bound. nil: New makes a budget of
-	// TotalBytes, and Wrap one for all the Transports it returns. New
-	// panics if both Budget and TotalBytes are set.
+	// may be shared; its total is the bound, in place of TotalBytes. nil:
+	// New makes a budget of TotalBytes, which the Transports that Wrap
+	// returns share.
 	Budget *teebody.Budget
 
 	// PerRequestBytes bounds the bytes held for the replay of one request.
@@ -90,34 +90,30 @@ func DefaultConfig() Config { return Config{} }
 
 // enabled reports whether c, as applied, buffers anything at all.
 func (c Config) enabled() bool {
-	total := c.TotalBytes
-	if c.Budget != nil {
-		total = c.Budget.Total()
-	}
-	return !c.Disabled && total > 0 && c.PerRequestBytes > 0
+	return !c.Disabled && c.TotalBytes > 0 && c.PerRequestBytes > 0
 }
 
 // applied returns c as New applies it, which Transport.Config reports:
-//   - the default in place of each zero field, and of a RetryAfter or
-//     AdaptiveWindow < 0; TotalBytes stays 0 when Budget is set;
-//   - PerRequestBytes capped at the bytes the budget can ever hold, since a
-//     body that could never be held whole is not worth holding in part;
+//   - TotalBytes the bytes the budget can ever hold: Budget's total when
+//     Budget is set, whatever TotalBytes said (a program that shares a
+//     budget decides over a TOTAL of ConfigFromEnv's), with -1 for a total
+//     of 0, which holds nothing rather than the default;
+//   - the default in place of each other zero field, and of a RetryAfter or
+//     AdaptiveWindow < 0;
+//   - PerRequestBytes capped at TotalBytes, since a body that could never
+//     be held whole is not worth holding in part;
 //   - AdaptiveFloorBytes capped at PerRequestBytes, so that adaptive mode
 //     passes through a quiet body it could not hold whole.
-//
-// It panics if c sets both Budget and TotalBytes.
 func (c Config) applied() Config {
-	var total int64 // what the budget can ever hold
 	if c.Budget != nil {
-		if c.TotalBytes != 0 {
-			panic("transport: Config sets both Budget and TotalBytes")
+		c.TotalBytes = c.Budget.Total()
+		if c.TotalBytes == 0 {
+			c.TotalBytes = -1
 		}
-		total = c.Budget.Total()
 	} else {
 		c.TotalBytes = orDefault(c.TotalBytes, DefaultTotalBytes)
-		total = c.TotalBytes
 	}
-	c.PerRequestBytes = min(orDefault(c.PerRequestBytes, DefaultPerRequestBytes), total)
+	c.PerRequestBytes = min(orDefault(c.PerRequestBytes, DefaultPerRequestBytes), c.TotalBytes)
 	c.AdaptiveFloorBytes = min(orDefault(c.AdaptiveFloorBytes, DefaultAdaptiveFloorBytes), c.PerRequestBytes)
 	if c.RetryAfter <= 0 {
 		c.RetryAfter = DefaultRetryAfter
@@ -137,5 +133,6 @@ func orDefault(n, def int64) int64 {
 }
 
 // Config returns the Config that t applies: the one given to New, with its
-// limits capped and its defaults filled in as Config's fields say.
+// limits capped and its defaults filled in as Config's fields say. With a
+// Budget, TotalBytes is the budget's total, or -1 if it is 0.
 func (t *Transport) Config() Config { return t.cfg }

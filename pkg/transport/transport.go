@@ -40,8 +40,7 @@ type state struct {
 
 // New returns a Transport that hands requests to inner (nil means
 // http.DefaultTransport) within the bounds of cfg. Without cfg.Budget, it
-// makes a budget of the total of its own. It panics if cfg sets both
-// Budget and TotalBytes.
+// makes a budget of the total of its own.
 func New(inner http.RoundTripper, cfg Config) *Transport {
 	cfg = cfg.applied()
 	s := &state{cfg: cfg, enabled: cfg.enabled(), idle: make(chan struct{})}
