@@ -41,8 +41,11 @@ type reports struct {
 // WithReport returns a copy of ctx that makes RoundTrip fill in r for a
 // request with that context. A Report serves one request. RoundTrip fills
 // in every Report of the context, so that an access log and a tracer can
-// each have their own.
+// each have their own. A nil r panics.
 func WithReport(ctx context.Context, r *Report) context.Context {
+	if r == nil {
+		panic("transport: WithReport with a nil *Report")
+	}
 	outer, _ := ctx.Value(reportKey{}).(*reports)
 	return context.WithValue(ctx, reportKey{}, &reports{r: r, outer: outer})
 }
