@@ -135,4 +135,7 @@ func orDefault(n, def int64) int64 {
 // Config returns the Config that t applies: the one given to New, with its
 // limits capped and its defaults filled in as Config's fields say. With a
 // Budget, TotalBytes is the budget's total, or -1 if it is 0.
-func (t *Transport) Config() Config { return t.cfg }
+func (t *Transport) Config() Config {
+	t.initZero()
+	return t.cfg
+}

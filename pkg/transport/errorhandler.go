@@ -27,6 +27,7 @@ func (t *Transport) ErrorHandler(w http.ResponseWriter, r *http.Request, err err
 // answer writes ErrorHandler's answer to r's err: gRPC's if r is a gRPC
 // request, else with a Status body if asStatus.
 func (t *Transport) answer(w http.ResponseWriter, r *http.Request, err error, asStatus bool) {
+	t.initZero()
 	grpcType := grpcContentType(r)
 	if ShouldRetryLater(err) {
 		t.counters.retryLaterWritten.Add(1)

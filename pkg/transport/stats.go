@@ -104,6 +104,7 @@ func (t *Transport) countRefusal(err error) {
 // Stats returns a snapshot of t's counters and gauges. It is safe to call
 // concurrently with RoundTrip, and cheap enough for every metrics scrape.
 func (t *Transport) Stats() Stats {
+	t.initZero()
 	c := &t.counters
 	s := Stats{
 		Requests:          c.requests.Load(),

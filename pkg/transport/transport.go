@@ -13,11 +13,13 @@ import (
 )
 
 // Transport is an http.RoundTripper that makes request bodies replayable for
-// an inner RoundTripper. Create it with New. It is safe for concurrent use
-// by multiple goroutines.
+// an inner RoundTripper. Create it with New. The zero Transport is ready for
+// use: it is New(nil, DefaultConfig()). A Transport is safe for concurrent
+// use by multiple goroutines, and must not be copied after first use.
 type Transport struct {
-	inner  http.RoundTripper // read-only after New or Wrap
-	*state                   // shared with the Transports that Wrap made
+	inner  http.RoundTripper // read-only after New, Wrap or initZero
+	*state                   // shared with the Transports that Wrap made; read-only after New, Wrap or initZero
+	zero   sync.Once         // runs initZero's fill-in
 }
 
 // state is what the Transports of one New share: the Config, the budget,
@@ -42,6 +44,22 @@ type state struct {
 // http.DefaultTransport) within the bounds of cfg. Without cfg.Budget, it
 // makes a budget of the total of its own.
 func New(inner http.RoundTripper, cfg Config) *Transport {
+	return &Transport{inner: innerOrDefault(inner), state: newState(cfg)}
+}
+
+// initZero makes a zero Transport one of New(nil, DefaultConfig()), once.
+// Every exported method, or the function it returns, calls it before it
+// reads t's fields: the fill-in happens before any of those calls returns.
+func (t *Transport) initZero() {
+	t.zero.Do(func() {
+		if t.state == nil {
+			t.inner, t.state = http.DefaultTransport, newState(Config{})
+		}
+	})
+}
+
+// newState returns the state of a Transport of cfg.
+func newState(cfg Config) *state {
 	cfg = cfg.applied()
 	s := &state{cfg: cfg, enabled: cfg.enabled(), idle: make(chan struct{})}
 	close(s.idle)
@@ -55,7 +73,7 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 			s.traces = newTraces(cfg.AdaptiveWindow, maxUpstreams)
 		}
 	}
-	return &Transport{inner: innerOrDefault(inner), state: s}
+	return s
 }
 
 // Wrap returns a Transport that hands requests to inner (nil means
@@ -65,6 +83,7 @@ func New(inner http.RoundTripper, cfg Config) *Transport {
 //
 //	restConfig.Wrap(tr.Wrap)
 func (t *Transport) Wrap(inner http.RoundTripper) http.RoundTripper {
+	t.initZero()
 	return &Transport{inner: innerOrDefault(inner), state: t.state}
 }
 
@@ -91,12 +110,13 @@ func innerOrDefault(rt http.RoundTripper) http.RoundTripper {
 //
 // A buffered request is over when RoundTrip returns an error or the response
 // body is closed. With an empty response, it is over once the inner
-// transport is done with the request body. Then no new Read of req.Body
-// starts, but for one the Tee was about to start, whose bytes are dropped
-// (teebody.Tee.Close). Its memory is back in the budget. A proxy must close
-// the response body before its handler returns, as httputil.ReverseProxy
-// does.
+// transport is done with the request body or req's context is done,
+// whichever comes first. Then no new Read of req.Body starts, but for one
+// the Tee was about to start, whose bytes are dropped (teebody.Tee.Close).
+// Its memory is back in the budget. A proxy must close the response body
+// before its handler returns, as httputil.ReverseProxy does.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.initZero()
 	c := &t.counters
 	c.requests.Add(1)
 	switch {
@@ -280,6 +300,7 @@ func (t *Transport) untrack() {
 // memory is then back in the budget. Drain returns nil then, or ctx's error
 // if ctx ends first. Call it after http.Server.Shutdown, for example.
 func (t *Transport) Drain(ctx context.Context) error {
+	t.initZero()
 	for {
 		t.mu.Lock()
 		idle, live := t.idle, t.live
@@ -298,6 +319,7 @@ func (t *Transport) Drain(ctx context.Context) error {
 // CloseIdleConnections closes the idle connections of the inner
 // RoundTripper, if it has such a method.
 func (t *Transport) CloseIdleConnections() {
+	t.initZero()
 	if ci, ok := t.inner.(interface{ CloseIdleConnections() }); ok {
 		ci.CloseIdleConnections()
 	}

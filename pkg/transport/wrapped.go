@@ -6,4 +6,7 @@ import "net/http"
 // RoundTripperWrapper interface asks. UpgradeAwareHandler dials upgrades
 // with the TLS configuration it finds there. Requests sent on the inner
 // RoundTripper bypass t.
-func (t *Transport) WrappedRoundTripper() http.RoundTripper { return t.inner }
+func (t *Transport) WrappedRoundTripper() http.RoundTripper {
+	t.initZero()
+	return t.inner
+}
