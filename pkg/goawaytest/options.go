@@ -1,0 +1,61 @@
+package goawaytest
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"sync"
+)
+
+// An Option says which GOAWAY frames a Server sends.
+type Option func(*options)
+
+type options struct {
+	refuse func(*http.Request) bool
+	after  int64       // EndAfter's n; 0: never
+	chance func() bool // EndChance's draw; nil: never
+}
+
+// Refuse makes the server refuse each request for which pick returns true,
+// with a graceful GOAWAY sent once the request's body has started to arrive
+// (at once for a request without a body). Its handler does not run. The
+// GOAWAY also refuses every stream that the client opens on the connection
+// after the request's, so a client that sends many requests at once may see
+// more refusals than pick chose.
+//
+// pick sees the request's method, URL, Host, header and RemoteAddr; its Body
+// is empty, as the decision comes before the body. pick is called again for a
+// request that the client sends again after a refusal, and may be called
+// from many goroutines at once.
+func Refuse(pick func(r *http.Request) bool) Option {
+	return func(o *options) { o.refuse = pick }
+}
+
+// EndAfter makes the server end each connection after its n-th request, as
+// nginx's keepalive_requests does: the n-th request is served, and a
+// graceful GOAWAY whose last stream ID is its stream's refuses the streams
+// that the client opened on the connection after it. n <= 0 never ends one.
+func EndAfter(n int) Option {
+	return func(o *options) { o.after = int64(max(n, 0)) }
+}
+
+// EndChance makes the server end the connection of each request with
+// probability p, as kube-apiserver's --goaway-chance does: the request is
+// served, and a graceful GOAWAY whose last stream ID is its stream's refuses
+// the streams that the client opened on the connection after it. The draws
+// come from r, one per request in the order the requests arrive; a nil r
+// draws from a generator with a fixed seed, so that a test that sends its
+// requests one at a time sees the same connections end in every run. The
+// server serializes its use of r.
+func EndChance(p float64, r *rand.Rand) Option {
+	if r == nil {
+		r = rand.New(rand.NewPCG(1, 2))
+	}
+	var mu sync.Mutex
+	return func(o *options) {
+		o.chance = func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return r.Float64() < p
+		}
+	}
+}
