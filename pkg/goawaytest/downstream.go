@@ -18,6 +18,7 @@ func (c *conn) downstream(fr *frameReader) error {
 		switch f.Type {
 		case http2.FrameGoAway:
 			last, code, debug, err := f.goAway()
+			c.readyOnce.Do(func() { close(c.ready) }) // the server's own order
 			if err == nil {
 				err = c.goAway(last, code, debug)
 			}
@@ -34,6 +35,7 @@ func (c *conn) downstream(fr *frameReader) error {
 		if err := c.writeBlock(fr, f); err != nil {
 			return err
 		}
+		c.readyOnce.Do(func() { close(c.ready) })
 	}
 }
 

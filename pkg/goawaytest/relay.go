@@ -30,8 +30,10 @@ type conn struct {
 	raw net.Conn // the client's connection, under TLS if the server serves it
 
 	// Lock order: wmu before mu.
-	wmu sync.Mutex    // held across each write to the client, and a header block's frames
-	cw  *http2.Framer // writes to the client; guarded by wmu
+	wmu       sync.Mutex    // held across each write to the client, and a header block's frames
+	cw        *http2.Framer // writes to the client; guarded by wmu
+	ready     chan struct{} // closed once the server's SETTINGS went to the client, or downstream ended
+	readyOnce sync.Once
 
 	mu      sync.Mutex
 	backend net.Conn            // guarded by mu: the relay's end of the connection to the server
@@ -95,10 +97,12 @@ func (c *conn) run() {
 	c.dec = hpack.NewDecoder(4096, func(f hpack.HeaderField) { c.fields = append(c.fields, f) })
 	c.enc = hpack.NewEncoder(&c.encBuf)
 	c.table = 4096
+	c.ready = make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = c.downstream(newFrameReader(backend))
+		c.readyOnce.Do(func() { close(c.ready) })
 		c.shut()
 	}()
 	_ = c.upstream(up)
@@ -144,7 +148,7 @@ func (c *conn) endStream(id uint32) {
 // 9113, section 6.8). It counts the streams it refuses, before it sends
 // it, and the connection's first GOAWAY.
 func (c *conn) goAway(last uint32, code http2.ErrCode, debug []byte) error {
-	c.wmu.Lock()
+	c.lockClient()
 	defer c.wmu.Unlock()
 	c.mu.Lock()
 	if !c.gone {
@@ -161,4 +165,12 @@ func (c *conn) goAway(last uint32, code http2.ErrCode, debug []byte) error {
 	}
 	c.mu.Unlock()
 	return c.cw.WriteGoAway(last, code, debug)
+}
+
+// lockClient locks wmu for a write to the client that is not the server's:
+// once the server's first frame, its SETTINGS, went to the client, as the
+// client must see SETTINGS first (RFC 9113, section 3.4).
+func (c *conn) lockClient() {
+	<-c.ready
+	c.wmu.Lock()
 }

@@ -31,7 +31,7 @@ func newRequest(fields []hpack.HeaderField, end bool, remote string, state *tls.
 			r.RequestURI = f.Value
 		default:
 			if !strings.HasPrefix(f.Name, ":") {
-				r.Header.Add(http.CanonicalHeaderKey(f.Name), f.Value)
+				r.Header.Add(f.Name, f.Value)
 			}
 		}
 	}

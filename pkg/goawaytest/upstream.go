@@ -64,15 +64,18 @@ func (c *conn) headers(fr *frameReader, f frame) error {
 		}
 		return nil
 	}
-	if err := c.forward(id, fields, end); err != nil {
-		return err
-	}
-	c.fwd = id
 	c.served++
 	if n := c.s.opts.after; n > 0 && c.served == n || c.s.opts.chance != nil && c.s.opts.chance() {
-		return c.goAway(id, http2.ErrCodeNo, nil)
+		// Before the stream goes to the server, so that the client has the
+		// GOAWAY before the response and cannot send another request on
+		// the connection after it: which requests a GOAWAY refuses does not
+		// depend on how fast the handler answers.
+		if err := c.goAway(id, http2.ErrCodeNo, nil); err != nil {
+			return err
+		}
 	}
-	return nil
+	c.fwd = id
+	return c.forward(id, fields, end)
 }
 
 // drop keeps a frame of a stream above fwd from the server. The first
@@ -90,7 +93,7 @@ func (c *conn) drop(f frame) error {
 	if f.Type != http2.FrameData || f.Length == 0 {
 		return nil
 	}
-	c.wmu.Lock()
+	c.lockClient()
 	defer c.wmu.Unlock()
 	return c.cw.WriteWindowUpdate(0, f.Length)
 }
