@@ -25,14 +25,18 @@ import (
 //     strings.
 //
 // Each node of the error's tree (errors.Unwrap, both forms) is tested on
-// its own, so wrappers such as *url.Error do not hide a proof.
+// its own, so wrappers such as *url.Error do not hide a proof. A node that
+// wraps several errors proves only if each of them does (proves).
 
-// net/http's errCannotRewind, built from constants. net/http rewinds a body
-// only to resend a request that failed on a reused connection and that it
-// judged safe to resend: nothing of it was written, its HTTP/2 pool had no
-// connection for it, or it is idempotent (GET, HEAD, OPTIONS, TRACE, or an
-// Idempotency-Key) and the connection failed before the response's first
-// byte (docs/design.md, facts 1, 5 and 6).
+// net/http's errCannotRewind, built from constants: net/http wanted to
+// rewind a body that has no GetBody. It rewinds a body to resend a request
+// that nothing of was written, or that its HTTP/2 pool had no connection
+// for, or an idempotent one (GET, HEAD, OPTIONS, TRACE, or an
+// Idempotency-Key) after a reused HTTP/1 connection failed before the
+// response's first byte. That last resend may follow a request the upstream
+// processed, but net/http takes a request with a body for idempotent only
+// if it has GetBody, so it never ends in this error (docs/design.md, facts
+// 1, 5 and 6).
 //
 // The errors of a read of a closed inbound body are no proof:
 // ReverseProxy's "ReverseProxy does an invalid Read on closed Body",
@@ -78,9 +82,14 @@ const (
 // apimachinery's proxy transport (UpgradeAwareHandler with wrapTransport
 // true, as the kube-aggregator wires it) answers a transport's error with
 // a Status error of its own text, "error trying to reach service: " and
-// the error's text. errors.Is no longer works on it. Such a text is proof
-// only if it begins with the prefix and teebody.ErrNotReplayable's text,
-// which no error of an upstream begins with.
+// the error's text. errors.Is no longer works on it, and quic-go's errors
+// lose their structure. Such a text is proof only if what follows the
+// prefix is the whole text of one of Go's errors that proves by its text
+// (errTextCannotRewind, cannotRetryUnprocessed), or one line that begins
+// with teebody.ErrNotReplayable's text, which no error of an upstream
+// begins with. quic-go's proofs are lost there: their texts are the same
+// as those of errors that prove nothing, with the peer's reason phrase in
+// them.
 const errTextReachService = "error trying to reach service: "
 
 // The packages of quic-go's error types, known by their shape
@@ -109,7 +118,13 @@ const (
 //     for a request they refused to resend only because its body could not
 //     be rewound;
 //   - quic-go's errors for a request that was never sent, or that the
-//     upstream rejected with H3_REQUEST_REJECTED.
+//     upstream rejected with H3_REQUEST_REJECTED;
+//   - the text that apimachinery's UpgradeAwareHandler makes of such an
+//     error, "error trying to reach service: " and its text, if that text
+//     alone proves it: teebody's refusal and Go's errors, not quic-go's.
+//
+// An error that wraps several errors (errors.Join, fmt.Errorf with several
+// %w) proves it only if each of them does.
 //
 // It decides by the error's structure, never by a text that an upstream
 // may choose: an HTTP/2 PROTOCOL_ERROR, or a GOAWAY that may have come
@@ -117,26 +132,53 @@ const (
 // debug data. Nor is a failed read of a body that an earlier attempt
 // closed, such as http.ErrBodyReadAfterClose: the attempt that read it had
 // sent the request's headers.
+//
+// On Go 1.26 one refusal proves nothing, and nothing tells it apart:
+// net/http's HTTP/2 transport also asks GetBody for a replay after a peer's
+// PROTOCOL_ERROR, and returns GetBody's error alone. A request whose
+// body was not kept then fails with teebody's refusal, and ShouldRetryLater
+// holds, though the upstream may have processed it. Go 1.27 no longer asks.
 func ShouldRetryLater(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, teebody.ErrNotReplayable) {
-		return true
-	}
-	return anyNode(err, provesUnprocessed)
+	return err != nil && proves(err, provesUnprocessed)
 }
 
 // provesUnprocessed reports whether e itself, not what it wraps, proves
 // that the upstream did not process the request.
 func provesUnprocessed(e error) bool {
 	switch {
-	case h3Rejected(e), h3ConnUnusable(e):
+	case isNotReplayable(e), h3Rejected(e), h3ConnUnusable(e):
 		return true
 	}
 	msg := e.Error()
-	return msg == errTextCannotRewind || cannotRetryUnprocessed(msg) ||
-		strings.HasPrefix(msg, errTextReachService+teebody.ErrNotReplayable.Error())
+	if rest, ok := strings.CutPrefix(msg, errTextReachService); ok {
+		return provesByText(rest) || flattenedRefusal(rest)
+	}
+	return provesByText(msg)
+}
+
+// isNotReplayable reports whether e itself is teebody.ErrNotReplayable, or
+// says it is with an Is method, as errors.Is asks each error of a tree.
+func isNotReplayable(e error) bool {
+	if e == teebody.ErrNotReplayable {
+		return true
+	}
+	is, ok := e.(interface{ Is(error) bool })
+	return ok && is.Is(teebody.ErrNotReplayable)
+}
+
+// provesByText reports whether msg is the whole text of one of Go's errors
+// that proves, by its text alone, that the request was not processed.
+func provesByText(msg string) bool {
+	return msg == errTextCannotRewind || cannotRetryUnprocessed(msg)
+}
+
+// flattenedRefusal reports whether msg, what apimachinery kept of an error
+// after its prefix, is the text of teebody's refusal: it begins with
+// teebody.ErrNotReplayable's text and is one line. errors.Join puts each
+// of its errors on a line of its own, and a join proves only if each of
+// its errors does, which the text no longer tells.
+func flattenedRefusal(msg string) bool {
+	return strings.HasPrefix(msg, teebody.ErrNotReplayable.Error()) && !strings.Contains(msg, "\n")
 }
 
 // readClosedBody reports whether err is a failed read of a body that an
@@ -154,7 +196,7 @@ func readClosedBody(err error) bool {
 // process it, and gave up resending it. Go's HTTP/2 transport resends such
 // a request itself.
 func resendable(err error) bool {
-	return anyNode(err, func(e error) bool {
+	return proves(err, func(e error) bool {
 		return h3Rejected(e) || h3ConnUnusable(e) && errors.Unwrap(e).Error() == errTextH3GoAway
 	})
 }
@@ -246,7 +288,37 @@ func isTrue(v reflect.Value, name string) bool {
 	return ok && f.Bool()
 }
 
+// proves reports whether f holds for err or for what it wraps. An error
+// that wraps several (errors.Join, fmt.Errorf with several %w) proves only
+// if each of them does: a RoundTripper that tries again joins the errors of
+// its attempts, and one attempt that the upstream may have processed makes
+// a resend unsafe.
+func proves(err error, f func(error) bool) bool {
+	for {
+		if f(err) {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			if err = u.Unwrap(); err == nil {
+				return false
+			}
+		case interface{ Unwrap() []error }:
+			errs := u.Unwrap()
+			for _, e := range errs {
+				if e == nil || !proves(e, f) {
+					return false
+				}
+			}
+			return len(errs) > 0
+		default:
+			return false
+		}
+	}
+}
+
 // anyNode reports whether f holds for err or for any error in its tree.
+// It serves where no proof is needed (a trace of GOAWAY).
 func anyNode(err error, f func(error) bool) bool {
 	for err != nil {
 		if f(err) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -52,6 +53,8 @@ func unproven() []error {
 		&Error{Remote: true, ErrorCode: h3RequestRejected, err: &StreamError{ErrorCode: h3RequestRejected}},  // a local stream error beneath
 		h3ConnClosed(h3RequestRejected, ""), // a connection's close: RFC 9114 gives the code a meaning only on a stream
 	}
+	errs = append(errs, joinedUnproven()...)
+	errs = append(errs, flattenedUnproven()...)
 	for _, text := range provingTexts {
 		errs = append(errs,
 			goAwayAfterProcessing(text),
@@ -64,10 +67,10 @@ func unproven() []error {
 	return errs
 }
 
-// proven returns errors that prove that the upstream did not process the
-// request and that it was not sent again.
-func proven() []error {
-	base := []error{
+// proofs returns one error of each kind that proves that the upstream did
+// not process the request and that it was not sent again.
+func proofs() []error {
+	return []error{
 		cannotRetry("http2: Transport received Server's graceful shutdown GOAWAY"),
 		cannotRetry("http2: client conn not usable"),
 		cannotRetry("stream error: stream ID 1; REFUSED_STREAM; received from peer"),
@@ -78,12 +81,86 @@ func proven() []error {
 		&errConnUnusable{e: h3ConnClosed(h3NoError, "bye")},
 		h3CannotRetry(h3StreamReset(h3RequestRejected)),
 	}
+}
+
+// proven returns errors that prove that the upstream did not process the
+// request and that it was not sent again.
+func proven() []error {
 	var errs []error
-	for _, err := range base {
+	for _, err := range proofs() {
 		errs = append(errs, err,
 			&url.Error{Op: "Post", URL: "https://x", Err: err},
 			fmt.Errorf("proxy: %w", err),
-			errors.Join(errors.New("other"), err))
+			// Several attempts, none of them processed.
+			errors.Join(err, err),
+			fmt.Errorf("%w, then %w", err, h3StreamReset(h3RequestRejected)))
+	}
+	return append(errs, flattenedProven()...)
+}
+
+// errProcessed is an error of an attempt that the upstream may have
+// processed.
+var errProcessed = errors.New("net/http: timeout awaiting response headers")
+
+// joinedUnproven returns errors that wrap a proof and an error that proves
+// nothing, as a RoundTripper that tries again returns the errors of its
+// attempts: one attempt may have been processed.
+func joinedUnproven() []error {
+	var errs []error
+	for _, err := range append(proofs(), teebody.ErrNotReplayable) {
+		errs = append(errs,
+			errors.Join(errProcessed, err),
+			errors.Join(err, errProcessed),
+			&url.Error{Op: "Post", URL: "https://x", Err: errors.Join(err, errProcessed)},
+			fmt.Errorf("%w: %w", err, errProcessed),
+			fmt.Errorf("%w, then %w", errProcessed, err),
+			&multiError{err, nil},
+		)
+	}
+	return append(errs, &multiError{})
+}
+
+// multiError wraps several errors, as errors.Join does, but keeps what
+// errors.Join drops: nil, and none at all.
+type multiError []error
+
+func (m *multiError) Error() string   { return fmt.Sprint([]error(*m)) }
+func (m *multiError) Unwrap() []error { return *m }
+
+// reachService is what apimachinery's UpgradeAwareHandler, with
+// wrapTransport, keeps of err: a text with a prefix of its own.
+func reachService(err error) error {
+	return errors.New("error trying to reach service: " + err.Error())
+}
+
+// flattenedProven returns the texts that apimachinery makes of errors that
+// prove by their whole text: teebody's refusal and Go's constant texts.
+func flattenedProven() []error {
+	errs := []error{
+		reachService(teebody.ErrNotReplayable),
+		reachService(fmt.Errorf("%w (the upstream did not process the request: %w)", teebody.ErrNotReplayable, h3GoAway)),
+	}
+	for _, err := range proofs()[:5] { // Go's, which prove by their whole text
+		errs = append(errs, reachService(err))
+	}
+	return errs
+}
+
+// flattenedUnproven returns the texts that apimachinery makes of errors
+// that prove nothing, or whose proof was in their structure alone.
+func flattenedUnproven() []error {
+	errs := []error{
+		reachService(h3StreamReset(h3RequestRejected)), // its text is that of a connection's close with the code
+		reachService(h3GoAway),                         // its text may be the peer's reason phrase
+		reachService(h3CannotRetry(h3StreamReset(h3RequestRejected))),
+		reachService(cannotRetry("stream error: stream ID 1; PROTOCOL_ERROR; received from peer")),
+		reachService(errors.Join(teebody.ErrNotReplayable, errProcessed)),
+		reachService(errors.Join(proofs()[0], errProcessed)),
+		errors.New("error trying to reach service: x" + proofs()[0].Error()),
+		errors.New("error trying to reach service: " + proofs()[0].Error() + "x"),
+		errors.New("error trying to reach service:" + proofs()[0].Error()),
+		errors.New("x" + reachService(proofs()[0]).Error()),
+		errors.New("x" + reachService(teebody.ErrNotReplayable).Error()),
 	}
 	return errs
 }
