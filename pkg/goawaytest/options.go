@@ -22,6 +22,10 @@ type options struct {
 // after the request's, so a client that sends many requests at once may see
 // more refusals than pick chose.
 //
+// A client that waits for "100 Continue" before it sends the body is
+// refused once it sends the body anyway, after its own timeout (Go's
+// http.Transport.ExpectContinueTimeout).
+//
 // pick sees the request's method, URL, Host, header and RemoteAddr; its Body
 // is empty, as the decision comes before the body. pick is called again for a
 // request that the client sends again after a refusal, and may be called

@@ -117,7 +117,9 @@ func describe(fs []http2.Frame) []string {
 
 func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 
-func hpackField(name, value string) hpack.HeaderField { return hpack.HeaderField{Name: name, Value: value} }
+func hpackField(name, value string) hpack.HeaderField {
+	return hpack.HeaderField{Name: name, Value: value}
+}
 
 // until reads frames until it has seen every frame in want (as describe
 // names them), and returns what it saw, described.

@@ -62,7 +62,7 @@ type conn struct {
 func (c *conn) run() {
 	defer c.shut()
 	client := c.raw
-	if c.s.TLS != nil {
+	if c.s.useTLS {
 		tc := tls.Server(c.raw, c.s.TLS)
 		if tc.Handshake() != nil {
 			return

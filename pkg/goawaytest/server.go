@@ -36,6 +36,7 @@ type Server struct {
 	TLS *tls.Config
 
 	opts    options
+	useTLS  bool             // StartTLS started it; set by start
 	ln      net.Listener     // the loopback listener; set by start
 	pipes   *pipeListener    // Config's listener; set by start
 	backend *httptest.Server // serves Config on pipes; set by start
@@ -90,12 +91,15 @@ func NewUnstartedServer(handler http.Handler, opts ...Option) *Server {
 func (s *Server) Start() {
 	tr := &http.Transport{Protocols: new(http.Protocols)}
 	tr.Protocols.SetUnencryptedHTTP2(true)
-	s.start("http://", tr)
+	s.start(false, tr)
 }
 
 // StartTLS starts a server from NewUnstartedServer that serves HTTP/2 over
 // TLS.
 func (s *Server) StartTLS() {
+	if s.URL != "" {
+		panic("goawaytest: Server already started")
+	}
 	cfg := new(tls.Config)
 	if s.TLS != nil {
 		cfg = s.TLS.Clone()
@@ -114,10 +118,10 @@ func (s *Server) StartTLS() {
 	s.TLS, s.cert = cfg, leaf
 	pool := x509.NewCertPool()
 	pool.AddCert(leaf)
-	s.start("https://", &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true})
+	s.start(true, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true})
 }
 
-func (s *Server) start(scheme string, tr *http.Transport) {
+func (s *Server) start(useTLS bool, tr *http.Transport) {
 	if s.URL != "" {
 		panic("goawaytest: Server already started")
 	}
@@ -127,7 +131,10 @@ func (s *Server) start(scheme string, tr *http.Transport) {
 			panic(fmt.Sprintf("goawaytest: failed to listen on a port: %v", err))
 		}
 	}
-	s.ln, s.client, s.URL = ln, &http.Client{Transport: tr}, scheme+ln.Addr().String()
+	s.ln, s.client, s.useTLS, s.URL = ln, &http.Client{Transport: tr}, useTLS, "http://"+ln.Addr().String()
+	if useTLS {
+		s.URL = "https://" + ln.Addr().String()
+	}
 	s.pipes = newPipeListener(ln.Addr())
 	s.Config.Handler = s.count(s.Config.Handler)
 	s.Config.Protocols = new(http.Protocols)
