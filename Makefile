@@ -107,9 +107,11 @@ lint:
 		echo "== staticcheck $$m"; (cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); \
 	done
 
-## fuzz: fuzz the log's interleavings against the model for FUZZTIME.
+## fuzz: fuzz the log's interleavings against the model, then the Transport against a hostile upstream
+## (FuzzUpstream), each for FUZZTIME.
 fuzz:
 	$(GO) test ./pkg/teebody -run '^$$' -fuzz '^FuzzTee$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/transport -run '^$$' -fuzz '^FuzzUpstream$$' -fuzztime $(FUZZTIME)
 
 ## demo: the main job: the GOAWAY failure and its fix, five ways, against the embedded API server.
 demo:

@@ -1,0 +1,151 @@
+package transport_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/teebody/teebody/internal/proxytest"
+	"github.com/teebody/teebody/pkg/transport"
+)
+
+// fuzzTimeout is how long a client waits for a request, on the synctest
+// clock: what ends a stall.
+const fuzzTimeout = 10 * time.Second
+
+// fuzzBody returns the body of request i of n bytes: a pattern of its own,
+// so that bytes of another request or at the wrong offset show.
+func fuzzBody(i, n int) []byte {
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(j*7 + j>>8 + i*31)
+	}
+	return b
+}
+
+// runResult is what one run of a script saw.
+type runResult struct {
+	plain   bool
+	got     []clientResult
+	log     upstreamLog
+	drained error // Drain's error, with our Transport
+	held    int64 // Stats().BytesHeld after Drain
+}
+
+// clientResult is what the client got for one request.
+type clientResult struct {
+	status     int    // 0 if RoundTrip failed
+	err        error  // RoundTrip's error, on the http.Client path
+	retryLater bool   // ShouldRetryLater(err)
+	answer     string // the X-Answer header
+	body       []byte
+	bodyErr    error
+	viaProxy   bool // through a ReverseProxy, which reports no body error
+}
+
+// runScript plays s in a synctest bubble, through our Transport, or, if
+// plain, through net/http's transport alone, and returns what it saw.
+// Every goroutine of the run has ended when it returns.
+func runScript(t *testing.T, s *script, plain bool) *runResult {
+	res := &runResult{plain: plain, got: make([]clientResult, len(s.reqs))}
+	synctest.Test(t, func(t *testing.T) {
+		u := newH2Upstream(s)
+		inner := &http.Transport{DialContext: u.dial, DisableCompression: true, Protocols: new(http.Protocols)}
+		inner.Protocols.SetUnencryptedHTTP2(true)
+		var rt http.RoundTripper = inner
+		var tr *transport.Transport
+		errorHandler := func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
+		if !plain {
+			cfg := fuzzConfigs[s.cfg].cfg
+			cfg.ErrorLog = proxytest.QuietLog()
+			tr = transport.New(inner, cfg)
+			rt, errorHandler = tr, tr.ErrorHandler
+		}
+		var wg sync.WaitGroup
+		for i := range s.reqs {
+			wg.Go(func() {
+				if s.proxy {
+					res.got[i] = sendThroughProxy(rt, errorHandler, i, s.reqs[i])
+				} else {
+					res.got[i] = sendWithClient(rt, i, s.reqs[i])
+				}
+			})
+		}
+		wg.Wait()
+		if tr != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			res.drained = tr.Drain(ctx)
+			cancel()
+			res.held = tr.Stats().BytesHeld
+		}
+		inner.CloseIdleConnections()
+		u.close()
+		u.mu.Lock()
+		res.log = u.log
+		u.mu.Unlock()
+	})
+	return res
+}
+
+// newFuzzRequest returns request i of a script as a client or a server
+// would hand it on: a body without GetBody, its length known or not.
+func newFuzzRequest(ctx context.Context, i int, r fuzzRequest) *http.Request {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://upstream.test/write",
+		hiddenReader{bytes.NewReader(fuzzBody(i, r.size))})
+	if err != nil {
+		panic(err)
+	}
+	req.ContentLength = -1
+	if r.known {
+		req.ContentLength = int64(r.size)
+		if r.size == 0 {
+			req.Body = http.NoBody
+		}
+	}
+	req.Header.Set(hdrFuzzReq, strconv.Itoa(i))
+	return req
+}
+
+// sendWithClient sends request i with an http.Client over rt.
+func sendWithClient(rt http.RoundTripper, i int, r fuzzRequest) clientResult {
+	ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
+	defer cancel()
+	resp, err := (&http.Client{Transport: rt}).Do(newFuzzRequest(ctx, i, r))
+	if err != nil {
+		return clientResult{err: err, retryLater: transport.ShouldRetryLater(err)}
+	}
+	defer resp.Body.Close()
+	body, berr := io.ReadAll(resp.Body)
+	return clientResult{status: resp.StatusCode, answer: resp.Header.Get("X-Answer"), body: body, bodyErr: berr}
+}
+
+// sendThroughProxy hands request i to an httputil.ReverseProxy over rt, as
+// its server would, and records the answer.
+func sendThroughProxy(rt http.RoundTripper, errorHandler func(http.ResponseWriter, *http.Request, error), i int, r fuzzRequest) clientResult {
+	ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
+	defer cancel()
+	target, _ := url.Parse("http://upstream.test")
+	p := &httputil.ReverseProxy{
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport:    rt,
+		ErrorHandler: errorHandler,
+		ErrorLog:     log.New(io.Discard, "", 0),
+	}
+	in := newFuzzRequest(ctx, i, r)
+	in.RequestURI = in.URL.RequestURI()
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, in)
+	resp := rec.Result()
+	body, _ := io.ReadAll(resp.Body)
+	return clientResult{status: resp.StatusCode, answer: resp.Header.Get("X-Answer"), body: body, viaProxy: true}
+}
