@@ -17,14 +17,20 @@ type exchange struct {
 	tee *teebody.Tee
 	up  upstream      // the upstream's key in adaptive mode, else zero
 	rt  *requestTrace // nil without a BodyTrace
+	// wire is what out's current attempt wrote, traced only for a request
+	// net/http's HTTP/1 transport sends again after writing it (traceWire).
+	wire wire
 
 	out  http.Request // a shallow copy of the caller's request, sent upstream
 	body responseBody // the response body, once a non-empty response came
 }
 
-// getBody is the GetBody of x.out: a replay of the body, or the Tee's
-// refusal.
+// getBody is the GetBody of x.out: a replay of the body, the Tee's
+// refusal, or errMayHaveProcessed for a call that no proof stands behind.
 func (x *exchange) getBody() (io.ReadCloser, error) {
+	if x.wire.wroteOverHTTP1() {
+		return nil, errMayHaveProcessed
+	}
 	return x.t.replay(x.tee, x.up, x.rt)
 }
 

@@ -321,13 +321,15 @@ func canceledContext() context.Context {
 // transport sends such a request again only when nothing of it was
 // written, or when it is replayable: GetBody set, and an idempotent method
 // or an Idempotency-Key header (Request.isReplayable;
-// golang.org/issue/19943). These writes are written in full, so they carry
-// an Idempotency-Key. Without the transport they fail with "server closed
-// idle connection"; with it net/http sends them again (rewinding through
-// GetBody when the body was read, reusing the unread first body otherwise —
-// it still needs GetBody set to deem the request replayable), and the only
-// failures left are those net/http never retries whatever the body (part of
-// the request already written to a dead connection: "broken pipe").
+// golang.org/issue/19943). These writes carry an Idempotency-Key. Without
+// the transport they fail with "server closed idle connection"; with it
+// net/http sends again those whose body it had not read yet (it reuses the
+// unread first body, but needs GetBody set to deem the request
+// replayable). The failures left are those net/http never retries whatever
+// the body (part of the request already written to a dead connection:
+// "broken pipe"), and those written on the dead connection, whose rewind
+// GetBody refuses since the upstream may have processed them
+// (TestWrittenReplayableNotResent).
 func TestHTTP1UpstreamClosesConnections(t *testing.T) {
 	retryable := func(kind string) bool {
 		return strings.Contains(kind, "server closed idle connection") || strings.Contains(kind, "cannot rewind")

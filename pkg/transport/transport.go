@@ -161,6 +161,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	*out = *req // shallow: the caller's request stays as it was
 	out.Body = rt.body(body, true)
 	out.GetBody = x.getBody
+	x.traceWire()
 	if req.Trailer != nil {
 		withTrailer(out, newTrailer(req.Trailer))
 	}
