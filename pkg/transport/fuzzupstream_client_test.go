@@ -88,6 +88,9 @@ func runScript(t *testing.T, s *script, plain bool) *runResult {
 			cancel()
 			res.held = tr.Stats().BytesHeld
 		}
+		// A dial that lost the race for a request may still be under way
+		// and leave its connection idle in the pool.
+		synctest.Wait()
 		inner.CloseIdleConnections()
 		u.close()
 		u.mu.Lock()

@@ -29,6 +29,7 @@ type h2Upstream struct {
 	wg sync.WaitGroup // the goroutines serving and writing connections
 
 	mu       sync.Mutex
+	closed   bool       // guarded by mu: dial fails
 	conns    []net.Conn // guarded by mu: the server ends of every connection
 	attempts []int      // guarded by mu: streams seen per request
 	log      upstreamLog
@@ -68,6 +69,10 @@ func newH2Upstream(s *script) *h2Upstream {
 func (u *h2Upstream) dial(context.Context, string, string) (net.Conn, error) {
 	client, server := net.Pipe()
 	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil, net.ErrClosed
+	}
 	u.conns = append(u.conns, server)
 	u.mu.Unlock()
 	w := newQueueWriter(server, &u.wg)
@@ -91,6 +96,7 @@ func (u *h2Upstream) dial(context.Context, string, string) (net.Conn, error) {
 // close closes every connection and waits for their goroutines.
 func (u *h2Upstream) close() {
 	u.mu.Lock()
+	u.closed = true
 	for _, c := range u.conns {
 		c.Close()
 	}
