@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"github.com/teebody/teebody/pkg/teebody"
 )
 
 // The bounds of send's resends: six attempts in all, as Go's HTTP/2
@@ -40,7 +42,10 @@ const (
 func (t *Transport) send(out *http.Request) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		resp, err := t.inner.RoundTrip(out)
-		if err == nil || attempt == resendAttempts || !resendable(err) {
+		if err == nil || attempt == resendAttempts || !resendable(err) && plant != plantResend {
+			if err != nil && plant == plantRetryLater {
+				err = fmt.Errorf("%w (planted: %w)", teebody.ErrNotReplayable, err)
+			}
 			return resp, err
 		}
 		if resp != nil && resp.Body != nil {

@@ -193,6 +193,7 @@ func (t *Transport) sendBuffered(x *exchange, req *http.Request) (*http.Response
 		err = fmt.Errorf("transport: %T returned a nil *http.Response with a nil error", t.inner)
 	}
 	if err != nil {
+		handedOver = plant == plantSkipEnd // a defect planted in a test build (plant.go)
 		reportBuffered(req.Context(), x.tee, false)
 		t.noteFailure(x.up, err)
 		return nil, err
