@@ -19,7 +19,7 @@ import (
 var repoFile = regexp.MustCompile(`\b[\w./-]+\.md\b|\bdocs/|\bREADME\b`)
 
 // publicPackages are the packages users import, in every public module.
-var publicPackages = []string{"pkg/refcount", "pkg/teebody", "pkg/transport", "contrib/prometheus", "contrib/caddy", "contrib/otel"}
+var publicPackages = []string{"pkg/refcount", "pkg/teebody", "pkg/transport", "pkg/goawaytest", "contrib/prometheus", "contrib/caddy", "contrib/otel"}
 
 func TestGodocNamesNoRepositoryFile(t *testing.T) {
 	for _, dir := range publicPackages {

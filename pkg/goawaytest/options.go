@@ -6,8 +6,11 @@ import (
 	"sync"
 )
 
-// An Option says which GOAWAY frames a Server sends.
-type Option func(*options)
+// An Option says which GOAWAY frames a Server sends. The zero Option
+// changes nothing.
+type Option struct {
+	apply func(*options) // nil in the zero Option
+}
 
 type options struct {
 	refuse func(*http.Request) bool
@@ -31,7 +34,7 @@ type options struct {
 // request that the client sends again after a refusal, and may be called
 // from many goroutines at once.
 func Refuse(pick func(r *http.Request) bool) Option {
-	return func(o *options) { o.refuse = pick }
+	return Option{func(o *options) { o.refuse = pick }}
 }
 
 // EndAfter makes the server end each connection after its n-th request, as
@@ -39,7 +42,7 @@ func Refuse(pick func(r *http.Request) bool) Option {
 // graceful GOAWAY whose last stream ID is its stream's refuses the streams
 // that the client opened on the connection after it. n <= 0 never ends one.
 func EndAfter(n int) Option {
-	return func(o *options) { o.after = int64(max(n, 0)) }
+	return Option{func(o *options) { o.after = int64(max(n, 0)) }}
 }
 
 // EndChance makes the server end the connection of each request with
@@ -55,11 +58,11 @@ func EndChance(p float64, r *rand.Rand) Option {
 		r = rand.New(rand.NewPCG(1, 2))
 	}
 	var mu sync.Mutex
-	return func(o *options) {
+	return Option{func(o *options) {
 		o.chance = func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return r.Float64() < p
 		}
-	}
+	}}
 }

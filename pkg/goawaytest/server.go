@@ -81,7 +81,9 @@ func NewTLSServer(handler http.Handler, opts ...Option) *Server {
 func NewUnstartedServer(handler http.Handler, opts ...Option) *Server {
 	s := &Server{Config: &http.Server{Handler: handler}, conns: map[*conn]struct{}{}, ran: map[string]int64{}}
 	for _, o := range opts {
-		o(&s.opts)
+		if o.apply != nil {
+			o.apply(&s.opts)
+		}
 	}
 	return s
 }

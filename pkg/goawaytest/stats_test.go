@@ -42,3 +42,11 @@ func TestRan(t *testing.T) {
 	}
 	wantStats(t, s, goawaytest.Stats{Requests: 4})
 }
+
+// The zero Option changes nothing.
+func TestZeroOption(t *testing.T) {
+	s := goawaytest.NewServer(http.HandlerFunc(echo), goawaytest.Option{})
+	defer s.Close()
+	getN(t, s, 3)
+	wantStats(t, s, goawaytest.Stats{Requests: 3})
+}
