@@ -40,7 +40,8 @@ func Refuse(pick func(r *http.Request) bool) Option {
 // EndAfter makes the server end each connection after its n-th request, as
 // nginx's keepalive_requests does: the n-th request is served, and a
 // graceful GOAWAY whose last stream ID is its stream's refuses the streams
-// that the client opened on the connection after it. n <= 0 never ends one.
+// that the client opened on the connection after it. The requests that
+// Refuse refuses do not count. n <= 0 never ends one.
 func EndAfter(n int) Option {
 	return Option{func(o *options) { o.after = int64(max(n, 0)) }}
 }

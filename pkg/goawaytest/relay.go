@@ -37,7 +37,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	backend net.Conn            // guarded by mu: the relay's end of the connection to the server
-	shutted bool                // guarded by mu: shut was called
+	ended bool                // guarded by mu: shut was called
 	gone    bool                // guarded by mu: a GOAWAY was sent
 	last    uint32              // guarded by mu: the lowest last stream ID of a GOAWAY sent; maxStreamID if none
 	open    map[uint32]struct{} // guarded by mu: streams the client opened, not refused and not ended
@@ -84,9 +84,9 @@ func (c *conn) run() {
 	}
 	c.mu.Lock()
 	c.backend = backend
-	shutted := c.shutted
+	ended := c.ended
 	c.mu.Unlock()
-	if shutted {
+	if ended {
 		return
 	}
 	if _, err := io.WriteString(backend, http2.ClientPreface); err != nil {
@@ -115,7 +115,7 @@ func (c *conn) run() {
 func (c *conn) shut() {
 	c.raw.Close()
 	c.mu.Lock()
-	c.shutted = true
+	c.ended = true
 	b := c.backend
 	c.mu.Unlock()
 	if b != nil {
