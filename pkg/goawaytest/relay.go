@@ -37,7 +37,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	backend net.Conn            // guarded by mu: the relay's end of the connection to the server
-	ended bool                // guarded by mu: shut was called
+	ended   bool                // guarded by mu: shut was called
 	gone    bool                // guarded by mu: a GOAWAY was sent
 	last    uint32              // guarded by mu: the lowest last stream ID of a GOAWAY sent; maxStreamID if none
 	open    map[uint32]struct{} // guarded by mu: streams the client opened, not refused and not ended
