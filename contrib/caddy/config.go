@@ -2,6 +2,7 @@ package teebodycaddy
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -33,6 +34,9 @@ func (t *Transport) config() (cfg transport.Config, err error) {
 		if cfg, err = transport.ConfigFromEnvPrefix(t.EnvPrefix); err != nil {
 			return transport.Config{}, err
 		}
+		// A setting takes the place of its variable, and so of the Disabled
+		// that the variable's size <= 0 set; the other's stays.
+		cfg.Disabled = t.envOff("TOTAL", t.Total, cfg.TotalBytes) || t.envOff("PER_REQ", t.PerRequest, cfg.PerRequestBytes)
 	}
 	for _, s := range []struct {
 		name, value string
@@ -73,6 +77,16 @@ func (t *Transport) config() (cfg transport.Config, err error) {
 		}
 	}
 	return cfg, nil
+}
+
+// envOff reports whether the size variable suffix of t.EnvPrefix turned
+// buffering off and no setting takes its place. setting is the setting's
+// value, and read the size that transport.ConfigFromEnvPrefix read from the
+// variable without an error: a variable that is set to something other than
+// spaces leaves it 0 only when it is <= 0, which sets Disabled.
+func (t *Transport) envOff(suffix, setting string, read int64) bool {
+	v, ok := os.LookupEnv(t.EnvPrefix + suffix)
+	return setting == "" && ok && strings.TrimSpace(v) != "" && read == 0
 }
 
 // parseSizeSetting parses value, the size setting name, with

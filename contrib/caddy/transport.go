@@ -25,7 +25,7 @@ func init() {
 //
 // A setting that is absent takes the library's default
 // (transport.DefaultConfig), or, if EnvPrefix is set, its value from the
-// environment.
+// environment. A setting that is present takes the place of its variable.
 //
 // Caddy provisions a Transport once per config load; after Provision, its
 // RoundTrip is safe for concurrent use, as Caddy requires. It is not usable
@@ -59,7 +59,9 @@ type Transport struct {
 	// EnvPrefix, if set, makes the settings above that are absent take
 	// their values from the environment variables that begin with it, as
 	// transport.ConfigFromEnvPrefix reads them: TOTAL, PER_REQ, ADAPTIVE
-	// and ADAPTIVE_FLOOR. Teleport's names begin with
+	// and ADAPTIVE_FLOOR. A setting that is present takes the place of its
+	// variable: with TOTAL=0, which disables buffering, total 100MiB
+	// buffers, unless PER_REQ disables it too. Teleport's names begin with
 	// transport.EnvPrefix. Default: none; the environment is not read.
 	EnvPrefix string `json:"env_prefix,omitempty"`
 
