@@ -19,7 +19,8 @@ func ConfigFromEnv() (Config, error) {
 
 // ConfigFromEnvPrefix returns DefaultConfig overridden by the environment.
 // It reads the variables named prefix followed by:
-//   - TOTAL, which sets TotalBytes; <= 0 sets Disabled;
+//   - TOTAL, which sets TotalBytes (a Budget set on the result takes its
+//     place); <= 0 sets Disabled;
 //   - PER_REQ, which sets PerRequestBytes; <= 0 sets Disabled;
 //   - ADAPTIVE, which sets Adaptive;
 //   - ADAPTIVE_FLOOR, which sets AdaptiveFloorBytes; <= 0 turns the floor
