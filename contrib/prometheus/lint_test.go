@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -84,16 +85,18 @@ func statusInLabel(mf *dto.MetricFamily) []error {
 // replay) and 502 (an upstream it could not dial), each answer is counted
 // under its code, and the lint finds nothing in the registry.
 func TestCollectorLint(t *testing.T) {
+	cfg := transport.DefaultConfig()
+	cfg.PerRequestBytes = 1 << 10
+	cfg.ErrorLog = proxytest.QuietLog()
+	// The first connection refuses its stream once it has more than the
+	// limit, so the body cannot be replayed, however busy the machine.
 	up := proxytest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
-		proxytest.Options{RefuseEvery: 1 << 20}) // the first connection refuses its streams
+		proxytest.Options{RefuseEvery: math.MaxInt64, RefuseAfter: cfg.PerRequestBytes})
 	defer up.Close()
 	dead := httptest.NewServer(nil)
 	dead.Close()
 	inner := up.Transport()
 	defer inner.CloseIdleConnections()
-	cfg := transport.DefaultConfig()
-	cfg.PerRequestBytes = 1 << 10
-	cfg.ErrorLog = proxytest.QuietLog()
 	tr := transport.New(inner, cfg)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(teebodyprom.NewCollector(tr.Stats))
