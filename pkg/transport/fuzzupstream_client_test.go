@@ -45,8 +45,8 @@ type runResult struct {
 // clientResult is what the client got for one request.
 type clientResult struct {
 	status     int    // 0 if RoundTrip failed
-	err        error  // RoundTrip's error, on the http.Client path
-	retryLater bool   // ShouldRetryLater(err)
+	err        error  // RoundTrip's error, or the one the proxy's ErrorHandler answered
+	retryLater bool   // ShouldRetryLater(err), on the http.Client path
 	answer     string // the X-Answer header
 	body       []byte
 	bodyErr    error
@@ -138,11 +138,15 @@ func sendThroughProxy(rt http.RoundTripper, errorHandler func(http.ResponseWrite
 	ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
 	defer cancel()
 	target, _ := url.Parse("http://upstream.test")
+	var proxyErr error // what the ErrorHandler was given
 	p := &httputil.ReverseProxy{
-		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		Transport:    rt,
-		ErrorHandler: errorHandler,
-		ErrorLog:     log.New(io.Discard, "", 0),
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport: rt,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			proxyErr = err
+			errorHandler(w, r, err)
+		},
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	in := newFuzzRequest(ctx, i, r)
 	in.RequestURI = in.URL.RequestURI()
@@ -150,5 +154,5 @@ func sendThroughProxy(rt http.RoundTripper, errorHandler func(http.ResponseWrite
 	p.ServeHTTP(rec, in)
 	resp := rec.Result()
 	body, _ := io.ReadAll(resp.Body)
-	return clientResult{status: resp.StatusCode, answer: resp.Header.Get("X-Answer"), body: body, viaProxy: true}
+	return clientResult{status: resp.StatusCode, err: proxyErr, answer: resp.Header.Get("X-Answer"), body: body, viaProxy: true}
 }
