@@ -25,7 +25,7 @@ func TestRefused429(t *testing.T) {
 	}`, wantBody: "handled 429"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := newUpstream(t, true, nil)
+			up := newUpstreamRefusingPast(t, 1<<10) // per_request
 			tester, addr := startCaddy(t, `%s {
 	reverse_proxy `+up.URL+` {
 		transport teebody {

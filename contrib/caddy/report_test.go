@@ -136,7 +136,7 @@ func TestPlaceholdersReplayed(t *testing.T) {
 // error) and its access log see why.
 func TestPlaceholdersRefused(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "access.log")
-	up := newUpstream(t, true, nil)
+	up := newUpstreamRefusingPast(t, 1<<10) // per_request
 	tester, addr := startCaddy(t, `%s {`+accessLogFields(logPath)+`
 	reverse_proxy `+up.URL+` {
 		transport teebody {

@@ -38,11 +38,26 @@ type upstream struct {
 // streams. The test's cleanup closes it.
 func newUpstream(t *testing.T, refuse bool, h http.HandlerFunc) *upstream {
 	t.Helper()
-	u := &upstream{intact: map[string]int{}}
 	var opts proxytest.Options
 	if refuse {
 		opts.RefuseEvery = math.MaxInt64 // the first connection alone
 	}
+	return startUpstream(t, opts, h)
+}
+
+// newUpstreamRefusingPast starts an upstream whose first connection refuses
+// its stream only once it has more than limit bytes of the body: a body
+// over a per_request limit of limit has outgrown it when the refusal lands,
+// however busy the machine, so it cannot be replayed.
+func newUpstreamRefusingPast(t *testing.T, limit int64) *upstream {
+	t.Helper()
+	return startUpstream(t, proxytest.Options{RefuseEvery: math.MaxInt64, RefuseAfter: limit}, nil)
+}
+
+// startUpstream starts an upstream with opts serving h after its own check
+// (nil: just the check).
+func startUpstream(t *testing.T, opts proxytest.Options, h http.HandlerFunc) *upstream {
+	u := &upstream{intact: map[string]int{}}
 	u.Server = proxytest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h != nil {
 			h(w, r)
