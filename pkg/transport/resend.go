@@ -44,7 +44,7 @@ func (t *Transport) send(out *http.Request) (*http.Response, error) {
 		resp, err := t.inner.RoundTrip(out)
 		if err == nil || attempt == resendAttempts || !resendable(err) && plant != plantResend {
 			if err != nil && plant == plantRetryLater {
-				err = fmt.Errorf("%w (planted: %w)", teebody.ErrNotReplayable, err)
+				err = fmt.Errorf("%w (planted: %v)", teebody.ErrNotReplayable, err) // one %w: a join proves only if each branch does
 			}
 			return resp, err
 		}
