@@ -145,6 +145,16 @@ func upstreamSeeds() []*script {
 			{size: 40, plans: []streamPlan{okPlan}},
 			{size: fuzzLimit + 1 + 97*5, plans: []streamPlan{appliedReset}},
 		}})
+		// A neighbour's stream reset with PROTOCOL_ERROR before the
+		// upstream read it: Go's client opens no new stream on that
+		// connection, and a request over the floor that had read its body
+		// may fail with "cannot rewind body" on net/http's transport alone
+		// (a finding of FuzzUpstream's, now outside checkDiff).
+		seeds = append(seeds, &script{cfg: 3, proxy: proxy, reqs: []fuzzRequest{
+			{size: fuzzLimit + 1 + 97*31, known: true},
+			{size: 0, plans: []streamPlan{{at: atHeaders, act: actReset, code: http2.ErrCodeProtocol},
+				{at: atHeaders, act: actAnswer, status: 200}}},
+		}})
 	}
 	return seeds
 }
