@@ -43,21 +43,23 @@ const retryPolicy = `{"methodConfig": [{
 
 // newRefusedSetup starts a grpc-go server behind a listener that refuses
 // the streams of its next connection, behind a ReverseProxy whose Transport
-// keeps at most one byte of a body, so that the refused request cannot be
-// sent again. It returns the Transport, the listener, the server, and two
-// clients of the proxy: one without retries, one with retryPolicy.
+// keeps at most one byte of a body. The refusal waits for more than that
+// byte, so that the refused request cannot be sent again: refused after the
+// first byte alone, it would be. It returns the Transport, the listener,
+// the server, and two clients of the proxy: one without retries, one with
+// retryPolicy.
 func newRefusedSetup(t *testing.T) (*transport.Transport, *refusingListener, *upstream, *grpc.ClientConn, *grpc.ClientConn) {
 	t.Helper()
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := newRefusingListener(raw)
-	ln.refuse.Store(1)
-	u := startUpstream(t, ln, false)
 	cfg := transport.DefaultConfig()
 	cfg.PerRequestBytes = 1
 	cfg.RetryAfter = retryAfter
+	ln := newRefusingListener(raw, cfg.PerRequestBytes)
+	ln.refuse.Store(1)
+	u := startUpstream(t, ln, false)
 	tr := transport.New(h2cTransport(), cfg)
 	addr, pool := startProxy(t, u, tr, tr.ErrorHandler, nil)
 	noRetry := dial(t, addr, pool, grpc.WithDisableRetry())

@@ -13,13 +13,16 @@ import (
 // refusingListener hands the connections it accepts to the grpc-go server,
 // but for the next refuse of them, which it serves itself in h2c: it
 // refuses their streams with a graceful GOAWAY whose last stream ID is 0 as
-// soon as the client has sent body bytes. That is the refusal of a real
+// soon as the client has sent more than after bytes of a stream's body, or
+// all of it (it grants the flow-control window that takes, as proxytest's
+// RefuseAfter does). That is the refusal of a real
 // GOAWAY without the race between the client's stream and the server's
 // GOAWAY: the client must send the request again, which it can only do
 // through GetBody. A picked connection that ends without a stream to refuse
 // gives its turn back.
 type refusingListener struct {
 	net.Listener
+	after   int64        // body bytes a stream sends before it is refused
 	refuse  atomic.Int64 // connections still to refuse
 	refused atomic.Int64 // GOAWAYs sent
 
@@ -29,8 +32,11 @@ type refusingListener struct {
 	wg     sync.WaitGroup
 }
 
-func newRefusingListener(ln net.Listener) *refusingListener {
-	return &refusingListener{Listener: ln, conns: map[net.Conn]bool{}}
+// newRefusingListener returns a refusingListener around ln whose refusing
+// connections wait for more than after bytes of a body. A test that needs a
+// body past a replay limit when the refusal lands passes that limit.
+func newRefusingListener(ln net.Listener, after int64) *refusingListener {
+	return &refusingListener{Listener: ln, after: after, conns: map[net.Conn]bool{}}
 }
 
 func (l *refusingListener) Accept() (net.Conn, error) {
@@ -84,10 +90,19 @@ func (l *refusingListener) serveRefusal(c net.Conn) {
 		l.mu.Unlock()
 		c.Close()
 	}()
+	received := map[uint32]int64{} // body bytes by stream
 	_ = proxytest.ServeFrames(c, func(fr *http2.Framer, f http2.Frame) bool {
-		// A DATA frame: the client has written part of the body. Refuse.
-		if _, ok := f.(*http2.DataFrame); !ok || sent {
+		d, ok := f.(*http2.DataFrame)
+		if !ok || sent {
 			return true
+		}
+		id := d.Header().StreamID
+		received[id] += int64(len(d.Data()))
+		if !d.StreamEnded() && received[id] <= l.after {
+			// Give back the window the frame took, so that the client
+			// can send past after.
+			n := d.Header().Length
+			return n == 0 || fr.WriteWindowUpdate(0, n) == nil && fr.WriteWindowUpdate(id, n) == nil
 		}
 		sent = true
 		l.refused.Add(1)
