@@ -59,9 +59,13 @@ type clientResult struct {
 func runScript(t *testing.T, s *script, plain bool) *runResult {
 	res := &runResult{plain: plain, got: make([]clientResult, len(s.reqs))}
 	synctest.Test(t, func(t *testing.T) {
-		u := newH2Upstream(s)
-		inner := &http.Transport{DialContext: u.dial, DisableCompression: true, Protocols: new(http.Protocols)}
-		inner.Protocols.SetUnencryptedHTTP2(true)
+		var inner *http.Transport
+		var closeUpstream func() upstreamLog
+		if s.h1 {
+			inner, closeUpstream = startH1(s)
+		} else {
+			inner, closeUpstream = startH2(s)
+		}
 		var rt http.RoundTripper = inner
 		var tr *transport.Transport
 		errorHandler := func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
@@ -92,12 +96,46 @@ func runScript(t *testing.T, s *script, plain bool) *runResult {
 		// and leave its connection idle in the pool.
 		synctest.Wait()
 		inner.CloseIdleConnections()
-		u.close()
-		u.mu.Lock()
-		res.log = u.log
-		u.mu.Unlock()
+		res.log = closeUpstream()
 	})
 	return res
+}
+
+// startH2 starts s's HTTP/2 upstream and returns a transport to it, h2c
+// with prior knowledge, and a function that closes the upstream and
+// returns its log.
+func startH2(s *script) (*http.Transport, func() upstreamLog) {
+	u := newH2Upstream(s)
+	tr := &http.Transport{DialContext: u.dial, DisableCompression: true, Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	return tr, func() upstreamLog {
+		u.close()
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		return u.log
+	}
+}
+
+// startH1 starts s's HTTP/1.1 upstream and returns a transport to it and
+// a function that closes the upstream and returns its log.
+func startH1(s *script) (*http.Transport, func() upstreamLog) {
+	u := newH1Upstream(s)
+	l := newMemListener()
+	srv := &http.Server{Handler: u, ErrorLog: proxytest.QuietLog()}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.Serve(l)
+	}()
+	return &http.Transport{DialContext: l.dial, DisableCompression: true}, func() upstreamLog {
+		close(u.stop)
+		srv.Close()
+		<-served
+		synctest.Wait() // the handlers of closed connections return
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		return u.log
+	}
 }
 
 // newFuzzRequest returns request i of a script as a client or a server
@@ -116,6 +154,9 @@ func newFuzzRequest(ctx context.Context, i int, r fuzzRequest) *http.Request {
 		}
 	}
 	req.Header.Set(hdrFuzzReq, strconv.Itoa(i))
+	if r.idem {
+		req.Header.Set("Idempotency-Key", strconv.Itoa(i))
+	}
 	return req
 }
 

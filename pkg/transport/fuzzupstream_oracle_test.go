@@ -32,6 +32,13 @@ func checkRun(s *script, r *runResult) []string {
 		if goResendsProtocolError {
 			excused = r.log.protoResets[i]
 		}
+		if s.h1 && req.idem && req.known && req.size == 0 {
+			// net/http's HTTP/1 transport resends a request without a
+			// body that has an Idempotency-Key, after its reused
+			// connection failed, itself (golang.org/issue/19943); the
+			// Transport hands such a request on untouched.
+			excused = len(applied)
+		}
 		if len(applied) > 1+excused {
 			fail("request %d applied %d times (attempts %v)", i, len(applied), attemptsOf(applied))
 		}
@@ -128,8 +135,10 @@ func checkDiff(s *script, plain, ours *runResult) []string {
 	return v
 }
 
-// diffSound reports whether checkDiff may judge s (see checkDiff).
-func diffSound(s *script) bool { return len(s.reqs) == 1 || !s.connLevel() }
+// diffSound reports whether checkDiff may judge s (see checkDiff). Over
+// HTTP/1, a request may land on a connection that another one used, kept
+// or closed, so only a script of one request is judged.
+func diffSound(s *script) bool { return len(s.reqs) == 1 || !s.h1 && !s.connLevel() }
 
 func attemptsOf(ws []appliedWrite) []int {
 	var n []int

@@ -16,6 +16,7 @@ import (
 type script struct {
 	cfg   int  // an index into fuzzConfigs
 	proxy bool // through httputil.ReverseProxy with ErrorHandler, else http.Client
+	h1    bool // an HTTP/1.1 upstream (h1Upstream), else HTTP/2 (h2Upstream)
 	reqs  []fuzzRequest
 }
 
@@ -42,6 +43,7 @@ var fuzzConfigs = []struct {
 type fuzzRequest struct {
 	size  int  // body bytes
 	known bool // sent with a Content-Length
+	idem  bool // sent with an Idempotency-Key, which net/http's HTTP/1 transport may resend
 	plans []streamPlan
 }
 
@@ -145,13 +147,14 @@ func (r *scriptReader) bool() bool { return r.byte()&1 == 1 }
 const maxPlans = 3
 
 // decodeScript reads a script from b. Its first byte picks the Config,
-// the client and the number of requests; then, for each request, a byte
-// for its body and a byte for its number of plans, and a plan each.
+// the client, the number of requests and the protocol; then, for each
+// request, a byte for its body, a byte for its Idempotency-Key and its
+// number of plans, and a plan each.
 func decodeScript(b []byte) *script {
 	r := &scriptReader{b: b}
 	head := r.byte()
-	s := &script{cfg: int(head) % len(fuzzConfigs), proxy: head>>2&1 == 1}
-	n := 1 + int(head>>3)%3
+	s := &script{cfg: int(head) % len(fuzzConfigs), proxy: head>>2&1 == 1, h1: head>>5&1 == 1}
+	n := 1 + int(head>>3&3)%3
 	for range n {
 		s.reqs = append(s.reqs, decodeRequest(r))
 	}
@@ -171,7 +174,9 @@ func decodeRequest(r *scriptReader) fuzzRequest {
 	case 3:
 		req.size = fuzzLimit + 1 + int(c>>3)*97 // over it, by up to 3 KiB
 	}
-	for range r.n(maxPlans + 1) {
+	c = r.byte()
+	req.idem = c>>2&1 == 1
+	for range int(c&3) % (maxPlans + 1) {
 		req.plans = append(req.plans, decodePlan(r, req.size))
 	}
 	return req
@@ -261,9 +266,13 @@ func (s *script) String() string {
 	if s.proxy {
 		kind = "proxy"
 	}
-	fmt.Fprintf(&b, "config %s, %s", fuzzConfigs[s.cfg].name, kind)
+	proto := "HTTP/2"
+	if s.h1 {
+		proto = "HTTP/1.1"
+	}
+	fmt.Fprintf(&b, "config %s, %s, %s upstream", fuzzConfigs[s.cfg].name, kind, proto)
 	for i, r := range s.reqs {
-		fmt.Fprintf(&b, "\n  request %d: %d bytes, known length %v", i, r.size, r.known)
+		fmt.Fprintf(&b, "\n  request %d: %d bytes, known length %v, Idempotency-Key %v", i, r.size, r.known, r.idem)
 		for n, p := range r.plans {
 			fmt.Fprintf(&b, "\n    attempt %d: %s", n+1, p)
 		}

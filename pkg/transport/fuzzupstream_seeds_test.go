@@ -15,6 +15,9 @@ func encodeScript(s *script) []byte {
 	if s.proxy {
 		head |= 1 << 2
 	}
+	if s.h1 {
+		head |= 1 << 5
+	}
 	b := []byte{head}
 	for _, r := range s.reqs {
 		b = append(b, encodeRequest(r)...)
@@ -37,7 +40,11 @@ func encodeRequest(r fuzzRequest) []byte {
 	if r.known {
 		c |= 1
 	}
-	b := []byte{c, byte(len(r.plans))}
+	n := byte(len(r.plans))
+	if r.idem {
+		n |= 1 << 2
+	}
+	b := []byte{c, n}
 	for _, p := range r.plans {
 		b = append(b, encodePlan(p, r.size)...)
 	}
@@ -156,6 +163,34 @@ func upstreamSeeds() []*script {
 				{at: atHeaders, act: actAnswer, status: 200}}},
 		}})
 	}
+	// HTTP/1.1: the connection closed before, during and after a
+	// response, an early answer, a stall; with and without an
+	// Idempotency-Key; three at once, so that a retry may reuse a
+	// connection another request left idle.
+	for _, proxy := range []bool{false, true} {
+		for _, idem := range []bool{false, true} {
+			for i, size := range sizes {
+				h1 := func(cfg int, plans ...streamPlan) *script {
+					return &script{cfg: cfg, proxy: proxy, h1: true,
+						reqs: []fuzzRequest{{size: size, known: i%2 == 0, idem: idem, plans: plans}}}
+				}
+				seeds = append(seeds,
+					h1(1, okPlan),
+					h1(1, closeApplied, okPlan),
+					h1(2, streamPlan{at: atEnd, apply: true, act: actReset, status: 200}, okPlan),
+					h1(3, streamPlan{at: atEnd, apply: true, act: actGoAway, status: 200, data: true}, okPlan),
+					h1(1, earlyAnswer),
+					h1(0, streamPlan{at: atSome, some: size / 2, act: actClose}, okPlan),
+					h1(1, streamPlan{at: atEnd, apply: true, act: actStall}),
+				)
+			}
+			seeds = append(seeds, &script{cfg: 1, proxy: proxy, h1: true, reqs: []fuzzRequest{
+				{size: 40, idem: idem, plans: []streamPlan{okPlan}},
+				{size: fuzzLimit, idem: idem, plans: []streamPlan{closeApplied, okPlan}},
+				{size: fuzzLimit + 1 + 97*5, known: true, idem: idem, plans: []streamPlan{{at: atHeaders, act: actClose}, okPlan}},
+			}})
+		}
+	}
 	return seeds
 }
 
@@ -169,13 +204,13 @@ func TestUpstreamScriptRoundTrip(t *testing.T) {
 		if !bytes.Equal(encodeScript(got), b) {
 			t.Errorf("%x decodes to\n%s\nwhich encodes to %x", b, got, encodeScript(got))
 		}
-		if len(got.reqs) != len(s.reqs) || got.cfg != s.cfg || got.proxy != s.proxy {
+		if len(got.reqs) != len(s.reqs) || got.cfg != s.cfg || got.proxy != s.proxy || got.h1 != s.h1 {
 			t.Errorf("%x decodes to\n%s\nwant\n%s", b, got, s)
 			continue
 		}
 		for i, r := range got.reqs {
 			want := s.reqs[i]
-			if r.size != want.size || r.known != want.known || len(r.plans) != len(want.plans) {
+			if r.size != want.size || r.known != want.known || r.idem != want.idem || len(r.plans) != len(want.plans) {
 				t.Errorf("%x decodes to\n%s\nwant\n%s", b, got, s)
 				break
 			}
