@@ -47,10 +47,10 @@ type conn struct {
 	// Owned by the upstream goroutine.
 	bw      *http2.Framer // writes to the server
 	dec     *hpack.Decoder
-	enc     *hpack.Encoder
+	enc     *hpack.Encoder // from newServerEncoder
 	encBuf  bytes.Buffer
 	fields  []hpack.HeaderField // the header block being decoded
-	table   uint32              // the table size applied to dec and enc
+	table   uint32              // the table size applied to dec
 	tls     *tls.ConnectionState
 	fwd     uint32 // the highest stream ID handed to the server
 	seen    uint32 // the highest stream ID the client opened
@@ -95,7 +95,7 @@ func (c *conn) run() {
 	c.cw = http2.NewFramer(client, nil)
 	c.bw = http2.NewFramer(backend, nil)
 	c.dec = hpack.NewDecoder(4096, func(f hpack.HeaderField) { c.fields = append(c.fields, f) })
-	c.enc = hpack.NewEncoder(&c.encBuf)
+	c.enc = newServerEncoder(&c.encBuf)
 	c.table = 4096
 	c.ready = make(chan struct{})
 	done := make(chan struct{})

@@ -1,6 +1,7 @@
 package goawaytest
 
 import (
+	"io"
 	"net/http"
 
 	"golang.org/x/net/http2"
@@ -152,15 +153,26 @@ func (c *conn) forward(id uint32, fields []hpack.HeaderField, end bool) error {
 	return err
 }
 
-// applyTableSize makes the HPACK tables follow the server's
-// SETTINGS_HEADER_TABLE_SIZE, which bounds both the client's encoder (whose
-// blocks dec decodes) and enc.
+// newServerEncoder returns the encoder of the header blocks sent to the
+// server. It keeps no dynamic table: Go's server decodes with the table
+// size of its SETTINGS_HEADER_TABLE_SIZE from its first frame on, which the
+// relay learns only once the server's SETTINGS arrive, often after the
+// client's first header blocks. An encoder with the default 4,096 bytes
+// would refer to entries that a server with a smaller table has evicted
+// (COMPRESSION_ERROR). The blocks cross an in-memory connection, so their
+// size does not matter.
+func newServerEncoder(w io.Writer) *hpack.Encoder {
+	enc := hpack.NewEncoder(w)
+	enc.SetMaxDynamicTableSizeLimit(0)
+	return enc
+}
+
+// applyTableSize makes dec follow the server's SETTINGS_HEADER_TABLE_SIZE,
+// which bounds the client's encoder, whose blocks dec decodes.
 func (c *conn) applyTableSize() {
 	if n := c.tableSize.Load(); n != 0 && n-1 != c.table {
 		c.table = n - 1
-		n--
-		c.dec.SetAllowedMaxDynamicTableSize(n)
-		c.enc.SetMaxDynamicTableSizeLimit(n)
+		c.dec.SetAllowedMaxDynamicTableSize(n - 1)
 	}
 }
 
