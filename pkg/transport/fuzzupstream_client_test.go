@@ -131,7 +131,11 @@ func startH1(s *script) (*http.Transport, func() upstreamLog) {
 		close(u.stop)
 		srv.Close()
 		<-served
-		synctest.Wait() // the handlers of closed connections return
+		// The handlers of closed connections return; a connection the
+		// server closes after an unread body lingers half a second
+		// (Go 1.27's closeWriteAndWait), on the bubble's clock.
+		time.Sleep(time.Second)
+		synctest.Wait()
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		return u.log
