@@ -62,15 +62,17 @@ func (c *conn) writeBlock(fr *frameReader, f frame) error {
 	}
 }
 
-// noteSettings records the server's SETTINGS_HEADER_TABLE_SIZE for the
-// upstream goroutine.
+// noteSettings records the largest SETTINGS_HEADER_TABLE_SIZE of the
+// server for the upstream goroutine.
 func (c *conn) noteSettings(f frame) {
 	if f.Flags.Has(http2.FlagSettingsAck) {
 		return
 	}
 	for p := f.payload; len(p) >= 6; p = p[6:] {
 		if http2.SettingID(binary.BigEndian.Uint16(p)) == http2.SettingHeaderTableSize {
-			c.tableSize.Store(binary.BigEndian.Uint32(p[2:]) + 1)
+			if n := binary.BigEndian.Uint32(p[2:]); n > c.tableSize.Load() {
+				c.tableSize.Store(n)
+			}
 		}
 	}
 }

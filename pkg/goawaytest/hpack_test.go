@@ -67,3 +67,49 @@ func TestSmallServerHeaderTable(t *testing.T) {
 		c.Close()
 	}
 }
+
+// A client may update its HPACK table to any size up to 4,096 until it
+// acknowledges the server's smaller SETTINGS_HEADER_TABLE_SIZE (RFC 7541,
+// section 4.2): its request is served.
+func TestTableSizeUpdateBeforeAck(t *testing.T) {
+	s := goawaytest.NewUnstartedServer(http.HandlerFunc(echo))
+	s.Config.HTTP2 = &http.HTTP2Config{MaxDecoderHeaderTableSize: 1024}
+	s.Start()
+	defer s.Close()
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(c, c)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := fr.ReadFrame(); err != nil || f.Header().Type != http2.FrameSettings {
+		t.Fatalf("first frame: %v, %v; want the server's SETTINGS", f, err)
+	}
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	enc.SetMaxDynamicTableSizeLimit(2048) // the block begins with an update to 2,048
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "example.test"}, {":path", "/"}} {
+		if err := enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Header().Type == http2.FrameHeaders {
+			return
+		}
+	}
+}

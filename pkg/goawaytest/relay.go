@@ -42,7 +42,7 @@ type conn struct {
 	last    uint32              // guarded by mu: the lowest last stream ID of a GOAWAY sent; maxStreamID if none
 	open    map[uint32]struct{} // guarded by mu: streams the client opened, not refused and not ended
 
-	tableSize atomic.Uint32 // 1 + the server's SETTINGS_HEADER_TABLE_SIZE, 0 until it sends one; set downstream
+	tableSize atomic.Uint32 // the largest SETTINGS_HEADER_TABLE_SIZE of the server; set downstream
 
 	// Owned by the upstream goroutine.
 	bw      *http2.Framer // writes to the server
@@ -50,7 +50,7 @@ type conn struct {
 	enc     *hpack.Encoder // from newServerEncoder
 	encBuf  bytes.Buffer
 	fields  []hpack.HeaderField // the header block being decoded
-	table   uint32              // the table size applied to dec
+	table   uint32              // the largest table size that dec allows
 	tls     *tls.ConnectionState
 	fwd     uint32 // the highest stream ID handed to the server
 	seen    uint32 // the highest stream ID the client opened

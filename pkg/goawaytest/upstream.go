@@ -167,12 +167,15 @@ func newServerEncoder(w io.Writer) *hpack.Encoder {
 	return enc
 }
 
-// applyTableSize makes dec follow the server's SETTINGS_HEADER_TABLE_SIZE,
-// which bounds the client's encoder, whose blocks dec decodes.
+// applyTableSize lets dec take the size updates that the client's encoder
+// may send: up to the largest of 4,096 and the SETTINGS_HEADER_TABLE_SIZE
+// values of the server. A smaller value binds the client only once it
+// acknowledged it (RFC 7541, section 4.2), which the relay does not track;
+// the server never sees the client's table.
 func (c *conn) applyTableSize() {
-	if n := c.tableSize.Load(); n != 0 && n-1 != c.table {
-		c.table = n - 1
-		c.dec.SetAllowedMaxDynamicTableSize(n - 1)
+	if n := c.tableSize.Load(); n > c.table {
+		c.table = n
+		c.dec.SetAllowedMaxDynamicTableSize(n)
 	}
 }
 
