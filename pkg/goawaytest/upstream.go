@@ -25,7 +25,7 @@ func (c *conn) upstream(fr *frameReader) error {
 			err = c.headers(fr, f)
 		case f.Type == http2.FrameContinuation || f.Type == http2.FramePushPromise:
 			return errBadFrame // a CONTINUATION out of its block, or a push from a client
-		case f.StreamID > c.fwd: // a stream the server never saw
+		case f.StreamID%2 == 1 && f.StreamID > c.fwd: // a stream of the client's that the server never saw
 			err = c.drop(f)
 		default:
 			if f.Type == http2.FrameRSTStream {
