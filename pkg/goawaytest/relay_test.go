@@ -89,12 +89,18 @@ func TestEndAfterFrames(t *testing.T) {
 }
 
 // The server's own GOAWAY, for a handler's "Connection: close", is counted
-// with the streams it refuses.
+// with the streams it refuses. The handler returns only at the end: once a
+// graceful GOAWAY's streams are done, Go's server closes the connection
+// within a second.
 func TestServerGoawayCounted(t *testing.T) {
+	release := make(chan struct{})
 	s := goawaytest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
+		w.(http.Flusher).Flush()
+		<-release
 	}))
 	defer s.Close()
+	defer close(release)
 	rc := dialRaw(t, s)
 	rc.headers(1, "GET", "/a", true)
 	got := rc.until("GOAWAY 1 NO_ERROR", "HEADERS 1")
