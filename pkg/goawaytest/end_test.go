@@ -115,3 +115,36 @@ func TestEndChanceFixedSeed(t *testing.T) {
 		t.Errorf("Stats() = %+v and %+v, want the same, with a GOAWAY", got[0], got[1])
 	}
 }
+
+// With EndAfter too, EndChance still draws once per request: the requests
+// that EndAfter ends draw as well.
+func TestEndChanceWithEndAfter(t *testing.T) {
+	const n, after, p = 30, 3, 0.3
+	// ends returns how many connections n requests sent one at a time end,
+	// each request drawing from a generator seeded as the server's unless
+	// EndAfter ends its connection and skip is set.
+	ends := func(skip bool) int64 {
+		twin := rand.New(rand.NewPCG(7, 8))
+		var ended int64
+		served := 0
+		for range n {
+			served++
+			end := served == after
+			if !(end && skip) && twin.Float64() < p {
+				end = true
+			}
+			if end {
+				ended, served = ended+1, 0
+			}
+		}
+		return ended
+	}
+	want := ends(false)
+	if want == ends(true) {
+		t.Fatalf("%d connections end either way: the seed tests nothing", want)
+	}
+	s := goawaytest.NewServer(http.HandlerFunc(echo), goawaytest.EndAfter(after), goawaytest.EndChance(p, rand.New(rand.NewPCG(7, 8))))
+	defer s.Close()
+	getN(t, s, n)
+	wantStats(t, s, goawaytest.Stats{Requests: n, Goaways: want})
+}

@@ -50,7 +50,8 @@ func EndAfter(n int) Option {
 // probability p, as kube-apiserver's --goaway-chance does: the request is
 // served, and a graceful GOAWAY whose last stream ID is its stream's refuses
 // the streams that the client opened on the connection after it. The draws
-// come from r, one per request in the order the requests arrive; a nil r
+// come from r, one per request that the handler is to run (with EndAfter
+// too, even the n-th), in the order the requests arrive; a nil r
 // draws from a generator with a fixed seed, so that a test that sends its
 // requests one at a time sees the same connections end in every run. The
 // server serializes its use of r.

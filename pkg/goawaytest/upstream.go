@@ -66,7 +66,11 @@ func (c *conn) headers(fr *frameReader, f frame) error {
 		return nil
 	}
 	c.served++
-	if n := c.s.opts.after; n > 0 && c.served == n || c.s.opts.chance != nil && c.s.opts.chance() {
+	ending := c.s.opts.chance != nil && c.s.opts.chance() // a draw for every request served, even one EndAfter ends
+	if n := c.s.opts.after; n > 0 && c.served == n {
+		ending = true
+	}
+	if ending {
 		// Before the stream goes to the server, so that the client has the
 		// GOAWAY before the response and cannot send another request on
 		// the connection after it: which requests a GOAWAY refuses does not
