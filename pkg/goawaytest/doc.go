@@ -6,10 +6,10 @@
 // and sends the GOAWAY frames that its options ask for:
 //
 //   - Refuse refuses the requests that a function picks: once such a
-//     request's body has started to arrive, the server sends a graceful
-//     GOAWAY whose last stream ID is below the request's stream, so the
-//     request was not processed (RFC 9113, section 6.8) and its handler
-//     never runs. This happens every time, not by chance: a client that can
+//     request's body has started to arrive (at once for a request without
+//     a body), the server sends a graceful GOAWAY whose last stream ID is
+//     below the request's stream, so the request was not processed (RFC
+//     9113, section 6.8) and its handler never runs. This happens every time, not by chance: a client that can
 //     send the body again (http.Request.GetBody) retries on a new
 //     connection; one that cannot, such as a reverse proxy forwarding the
 //     body it reads, fails with Go's "cannot retry ... after Request.Body

@@ -23,16 +23,17 @@ type options struct {
 // (at once for a request without a body). Its handler does not run. The
 // GOAWAY also refuses every stream that the client opens on the connection
 // after the request's, so a client that sends many requests at once may see
-// more refusals than pick chose.
+// more refusals than pick chose. Until the GOAWAY, those streams wait
+// unanswered.
 //
 // A client that waits for "100 Continue" before it sends the body is
 // refused once it sends the body anyway, after its own timeout (Go's
 // http.Transport.ExpectContinueTimeout).
 //
-// pick sees the request's method, URL, Host, header and RemoteAddr; its Body
-// is empty, as the decision comes before the body. pick is called again for a
-// request that the client sends again after a refusal, and may be called
-// from many goroutines at once.
+// pick sees the request's method, URL, Host, header, RemoteAddr and TLS;
+// its Body is empty. pick is called again for a request that the client
+// sends again after a refusal, and may be called from many goroutines at
+// once.
 func Refuse(pick func(r *http.Request) bool) Option {
 	return Option{func(o *options) { o.refuse = pick }}
 }

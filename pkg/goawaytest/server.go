@@ -15,7 +15,7 @@ import (
 )
 
 // A Server is an HTTP/2 server listening on a loopback address, for use in
-// tests. Its methods are safe for concurrent use.
+// tests. Once it is started, its methods are safe for concurrent use.
 type Server struct {
 	// URL is the base URL, of the form http://ipaddr:port (plain-text HTTP/2
 	// with prior knowledge) or https://ipaddr:port (HTTP/2 over TLS), with
@@ -24,8 +24,8 @@ type Server struct {
 
 	// Config may be changed after NewUnstartedServer and before Start or
 	// StartTLS are called. Its Handler is the handler that the Server serves
-	// and counts. Start and StartTLS set its Protocols to plain-text HTTP/2
-	// alone, as it serves the in-memory connections of the relay.
+	// and counts. Start and StartTLS wrap its Handler and ConnContext, and
+	// set its Protocols to plain-text HTTP/2 alone.
 	Config *http.Server
 
 	// TLS is the client connections' TLS configuration. It may be set after
@@ -180,7 +180,8 @@ func (s *Server) accept() {
 // Close shuts down the server: it closes its listener and every
 // connection, and blocks until every handler has returned and every
 // goroutine of the server has exited. It also closes the idle connections
-// of the client that Client returns. Close may be called more than once.
+// of the client that Client returns. Close may be called more than once;
+// Stats and Ran keep their counts after it.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if !s.closed && s.ln != nil {

@@ -21,9 +21,12 @@ type Stats struct {
 	Goaways int64
 }
 
-// Stats returns the server's counts so far. A count includes every
-// request, refusal or GOAWAY that a client has learned of: a refusal is
-// counted before its GOAWAY is sent, and a request before its handler runs.
+// Stats returns the server's counts so far. A request is counted before its
+// handler runs, and a GOAWAY before it is sent, with the streams it refuses
+// that the server has read. A stream that a client sent before it read the
+// GOAWAY that refuses it is counted once the server reads the stream: the
+// client may have sent the request again already, and Close discards the
+// streams that it has not read.
 func (s *Server) Stats() Stats {
 	return Stats{Requests: s.requests.Load(), Refusals: s.refusals.Load(), Goaways: s.goaways.Load()}
 }
