@@ -9,11 +9,11 @@
 //     request's body has started to arrive (at once for a request without
 //     a body), the server sends a graceful GOAWAY whose last stream ID is
 //     below the request's stream, so the request was not processed (RFC
-//     9113, section 6.8) and its handler never runs. This happens every time, not by chance: a client that can
-//     send the body again (http.Request.GetBody) retries on a new
-//     connection; one that cannot, such as a reverse proxy forwarding the
-//     body it reads, fails with Go's "cannot retry ... after Request.Body
-//     was written".
+//     9113, section 6.8) and its handler never runs. This happens every
+//     time, not by chance: a client that can send the body again
+//     (http.Request.GetBody) retries on a new connection; one that cannot,
+//     such as a reverse proxy forwarding the body it reads, fails with Go's
+//     "cannot retry ... after Request.Body was written".
 //   - EndAfter ends each connection after its n-th request, as nginx's
 //     keepalive_requests and many load balancers do, and EndChance ends a
 //     request's connection with a probability, as kube-apiserver's
