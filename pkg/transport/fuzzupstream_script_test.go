@@ -138,11 +138,6 @@ func (r *scriptReader) byte() byte {
 	return c
 }
 
-// n returns a number in [0, n).
-func (r *scriptReader) n(n int) int { return int(r.byte()) % n }
-
-func (r *scriptReader) bool() bool { return r.byte()&1 == 1 }
-
 // maxPlans is the most attempts of a request a script plans.
 const maxPlans = 3
 
