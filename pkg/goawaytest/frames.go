@@ -17,8 +17,8 @@ type frame struct {
 }
 
 // frameReader reads whole frames; a header block (HEADERS or PUSH_PROMISE
-// and its CONTINUATION frames) is read as one frame per piece by
-// readBlock.
+// and its CONTINUATION frames) is read one frame at a time, by decode
+// upstream and writeBlock downstream.
 type frameReader struct {
 	r   *bufio.Reader
 	buf []byte
