@@ -28,6 +28,7 @@ func TestSmallServerHeaderTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { c.Close() })
 		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 		var out, block bytes.Buffer
 		out.WriteString(http2.ClientPreface)
@@ -64,7 +65,6 @@ func TestSmallServerHeaderTable(t *testing.T) {
 				t.Fatalf("connection %d: GOAWAY %v after %d of %d answered", i, f.ErrCode, answered, streams)
 			}
 		}
-		c.Close()
 	}
 }
 
