@@ -35,7 +35,8 @@ const (
 // suite starts, so that stopping that PID, or the kernel's SIGKILL when the test binary dies (Pdeathsig), stops all
 // of it: a worker does not exit when its master is killed. That process runs as whoever started the suite, so no
 // user directive is needed. The backend side keeps its connections (keepalive), or 60,000 requests would leave as
-// many sockets in TIME_WAIT.
+// many sockets in TIME_WAIT. Its arguments: the folder, nginx's address, the backend's, and more directives for the
+// server block (startNginxWith).
 const nginxConf = `daemon off;
 master_process off;
 pid %[1]s/nginx.pid;
@@ -56,6 +57,7 @@ http {
 		listen %[2]s ssl http2;
 		ssl_certificate %[1]s/cert.pem;
 		ssl_certificate_key %[1]s/key.pem;
+		%[4]s
 		location = /_ready {
 			return 204;
 		}
@@ -102,12 +104,19 @@ func findNginx(t *testing.T) string {
 // (host:port), on a free loopback port; it waits until nginx answers over HTTP/2. The test's cleanup stops it.
 func startNginx(t *testing.T, bin, dir, backend string) *nginxServer {
 	t.Helper()
+	return startNginxWith(t, bin, dir, backend, "")
+}
+
+// startNginxWith is startNginx with more directives in nginx's server block, such as a keepalive_requests of its
+// own.
+func startNginxWith(t *testing.T, bin, dir, backend, directives string) *nginxServer {
+	t.Helper()
 	certPEM, keyPEM := selfSignedCert(t)
 	writeFile(t, filepath.Join(dir, "cert.pem"), certPEM)
 	writeFile(t, filepath.Join(dir, "key.pem"), keyPEM)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	conf := filepath.Join(dir, "nginx.conf")
-	writeFile(t, conf, fmt.Appendf(nil, nginxConf, dir, addr, backend))
+	writeFile(t, conf, fmt.Appendf(nil, nginxConf, dir, addr, backend, directives))
 	p := startProc(t, dir, "nginx", bin, "-p", dir, "-c", conf, "-e", filepath.Join(dir, "error.log"))
 	n := &nginxServer{proc: p, url: "https://" + addr, caFile: filepath.Join(dir, "cert.pem"), caPEM: certPEM}
 
