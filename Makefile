@@ -13,7 +13,7 @@ endif
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME   ?= 30s
 
-.PHONY: all test test-race test-queue test-item test-norace test-go1.27 lint fuzz bench e2e demo goaway gosuite tidy api apicheck modcheck modpin
+.PHONY: all test test-race test-queue test-item test-norace test-go1.27 lint fuzz fuzz-plants bench e2e demo goaway gosuite tidy api apicheck modcheck modpin
 
 all: lint test
 
@@ -112,6 +112,11 @@ lint:
 fuzz:
 	$(GO) test ./pkg/teebody -run '^$$' -fuzz '^FuzzTee$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/transport -run '^$$' -fuzz '^FuzzUpstream$$' -fuzztime $(FUZZTIME)
+
+## fuzz-plants: show that FuzzUpstream's oracle can fail: fuzz each defect that -tags teebody_plant plants, from the
+## empty input, for at most 5 minutes each, and print how long the search took to find it.
+fuzz-plants:
+	GO=$(GO) sh pkg/transport/testdata/plant.sh
 
 ## demo: the main job: the GOAWAY failure and its fix, five ways, against the embedded API server.
 demo:
