@@ -18,21 +18,21 @@ type options struct {
 	chance func() bool // EndChance's draw; nil: never
 }
 
-// Refuse makes the server refuse each request for which pick returns true,
-// with a graceful GOAWAY sent once the request's body has started to arrive
-// (at once for a request without a body). Its handler does not run. The
-// GOAWAY also refuses every stream that the client opens on the connection
-// after the request's, so a client that sends many requests at once may see
-// more refusals than pick chose. Until the GOAWAY, those streams wait
-// unanswered.
+// Refuse makes the server refuse each request for which pick returns true.
+// It sends a graceful GOAWAY once the request's body has started to
+// arrive, or at once for a request without a body. The request's handler
+// does not run. The GOAWAY also refuses every stream that the client opens
+// on the connection after the request's. So a client that sends many
+// requests at once may see more refusals than pick chose. Until the
+// GOAWAY, those streams wait unanswered.
 //
 // A client that waits for "100 Continue" before it sends the body is
 // refused once it sends the body anyway, after its own timeout (Go's
 // http.Transport.ExpectContinueTimeout).
 //
-// pick sees the request's method, URL, Host, header, RemoteAddr and TLS;
-// its Body is empty. pick is called again for a request that the client
-// sends again after a refusal, and may be called from many goroutines at
+// pick sees the request's method, URL, Host, header, RemoteAddr and TLS.
+// Its Body is empty. pick is called again for a request that the client
+// sends again after a refusal. It may be called from many goroutines at
 // once.
 func Refuse(pick func(r *http.Request) bool) Option {
 	return Option{func(o *options) { o.refuse = pick }}
@@ -48,14 +48,14 @@ func EndAfter(n int) Option {
 }
 
 // EndChance makes the server end the connection of each request with
-// probability p, as kube-apiserver's --goaway-chance does: the request is
-// served, and a graceful GOAWAY whose last stream ID is its stream's refuses
-// the streams that the client opened on the connection after it. The draws
-// come from r, one per request that the handler is to run (with EndAfter
-// too, even the n-th), in the order the requests arrive; a nil r
-// draws from a generator with a fixed seed, so that a test that sends its
-// requests one at a time sees the same connections end in every run. The
-// server serializes its use of r.
+// probability p, as kube-apiserver's --goaway-chance does. The request is
+// served, and a graceful GOAWAY whose last stream ID is its stream's
+// refuses the streams that the client opened on the connection after it.
+// The draws come from r, one per request that the handler is to run, in
+// the order the requests arrive. With EndAfter, the n-th request draws
+// too. A nil r draws from a generator with a fixed seed: a test that sends
+// its requests one at a time sees the same connections end in every run.
+// The server serializes its use of r.
 func EndChance(p float64, r *rand.Rand) Option {
 	if r == nil {
 		r = rand.New(rand.NewPCG(1, 2))

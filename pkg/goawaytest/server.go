@@ -205,9 +205,9 @@ func (s *Server) Close() {
 }
 
 // Client returns an HTTP client configured for making requests to the
-// server: it trusts the server's certificate and speaks HTTP/2 to it, over
-// TLS or in plain text as the server does. It is set by Start and
-// StartTLS, and its idle connections are closed by Close.
+// server. It trusts the server's certificate and speaks HTTP/2 to it, over
+// TLS or in plain text as the server does. Start and StartTLS set it, and
+// Close closes its idle connections.
 func (s *Server) Client() *http.Client { return s.client }
 
 // Certificate returns the certificate used by the server, or nil if the
