@@ -177,20 +177,7 @@ func runCaddyArm(t *testing.T, caddy, dir string, ngx *nginxServer, backend *che
 	ctx, cancel := context.WithTimeout(t.Context(), nginxRunTimeout)
 	defer cancel()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	err := p.waitFor(ctx, "nginx's answer through Caddy", func(ctx context.Context) (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_ready", nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			return false, nil // not listening yet
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusNoContent, nil
-	})
+	err := p.waitReady(ctx, "nginx's answer through Caddy", base)
 	if err != nil {
 		t.Fatal(err)
 	}

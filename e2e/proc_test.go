@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,6 +128,26 @@ func (p *proc) waitFor(ctx context.Context, what string, check func(context.Cont
 		case <-tick.C:
 		}
 	}
+}
+
+// waitReady waits (as waitFor does) until GET base+"/_ready" answers 204 in cleartext: the upstream's answer
+// through the proxy that p runs. Until then the proxy may not listen, or answer otherwise (a 404 before its routes
+// are in).
+func (p *proc) waitReady(ctx context.Context, what, base string) error {
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	return p.waitFor(ctx, what, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_ready", nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return false, nil // not listening yet
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusNoContent, nil
+	})
 }
 
 // tail returns the last n lines of the file at path, or a note saying why it could not be read.

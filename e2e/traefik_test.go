@@ -251,20 +251,7 @@ func startTraefik(t *testing.T, bin, dir, name string, up traefikUpstream) (*pro
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	base := "http://" + addr
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	err := p.waitFor(ctx, "the upstream's answer through Traefik", func(ctx context.Context) (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_ready", nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			return false, nil // not listening yet
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusNoContent, nil // 404 until the file provider's router is in
-	})
+	err := p.waitReady(ctx, "the upstream's answer through Traefik", base)
 	if err != nil {
 		t.Fatal(err)
 	}
