@@ -2,8 +2,10 @@ package proxytest
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
+	"log"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -46,10 +48,11 @@ type Options struct {
 	// refusal lands (a body no longer kept, say) sets it to that limit: the
 	// refusal then never comes early, however busy the machine.
 	RefuseAfter int64
+	// ErrorLog, if set, gets the server's error log; nil discards it.
+	ErrorLog *log.Logger
 }
 
-// Server is an httptest.Server on loopback whose error log is discarded and
-// which ends the connection after the successful responses that its
+// Server is an httptest.Server on loopback which ends the connection after the successful responses that its
 // Options pick (a response counts once its handler writes a status or a
 // body):
 //
@@ -81,7 +84,7 @@ func NewServer(h http.Handler, opts Options) *Server {
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(&endingWriter{ResponseWriter: w, s: s, h1: r.ProtoMajor == 1}, r)
 	}))
-	s.Config.ErrorLog = QuietLog()
+	s.Config.ErrorLog = cmp.Or(opts.ErrorLog, QuietLog())
 	s.Config.HTTP2 = opts.HTTP2
 	if opts.HTTP1 {
 		s.Start()

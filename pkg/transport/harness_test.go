@@ -86,8 +86,12 @@ func newUpstreamWith(t testing.TB, opts proxytest.Options) *upstream {
 	return u
 }
 
-// serve starts a proxytest.Server closed at the end of the test.
+// serve starts a proxytest.Server closed at the end of the test, whose error
+// log the test prints if it fails.
 func serve(t testing.TB, h http.Handler, opts proxytest.Options) *proxytest.Server {
+	if opts.ErrorLog == nil {
+		opts.ErrorLog = proxytest.FailureLog(t, "server")
+	}
 	s := proxytest.NewServer(h, opts)
 	t.Cleanup(s.Close)
 	return s
