@@ -118,7 +118,7 @@ func runDemo(ctx context.Context, args []string, c *cli) int {
 		{stage{name: "Proxy (adaptive)", file: "proxy-adaptive", proxy: &adaptive}, &fw.adaptive},
 	}
 
-	up, err := c.startUpstream(upOpts, "", logger)
+	up, err := c.upstream(upOpts, logger)
 	if err != nil {
 		return fail(c, "", err)
 	}

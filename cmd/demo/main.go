@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 )
 
 // Exit statuses.
@@ -35,7 +36,7 @@ Run "demo COMMAND -h" for a command's flags.
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], &cli{stdout: os.Stdout, stderr: os.Stderr, terminal: isTerminal(os.Stderr)})
+	code := run(ctx, os.Args[1:], &cli{stdout: os.Stdout, stderr: os.Stderr, terminal: isTerminal(os.Stderr), upstream: fakeapi.Start})
 	stop()
 	os.Exit(code)
 }
@@ -47,17 +48,9 @@ type cli struct {
 	// ready, when set, is called with the kubeconfig path once a server
 	// ("demo proxy", "demo upstream") wrote it, i.e. once it is listening.
 	ready func(path string)
-	// upstream, when set, starts the embedded API server ("demo",
-	// "demo upstream") instead of fakeapi.Start.
-	upstream func(opts fakeapi.Options, listen string, logger *slog.Logger) (running, error)
-}
-
-// startUpstream starts the embedded API server.
-func (c *cli) startUpstream(opts fakeapi.Options, listen string, logger *slog.Logger) (running, error) {
-	if c.upstream != nil {
-		return c.upstream(opts, listen, logger)
-	}
-	return fakeapi.Start(opts, listen, logger)
+	// upstream starts the embedded API server ("demo", "demo upstream"):
+	// fakeapi.Start, or a stand-in of a test.
+	upstream func(opts fakeapi.Options, logger *slog.Logger) (serve.Running, error)
 }
 
 // run runs the command in args and returns its exit status. ctx ending

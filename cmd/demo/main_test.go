@@ -15,6 +15,7 @@ import (
 
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 	"github.com/teebody/teebody/internal/proxytest"
 )
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 // runCmd runs the command in-process to its end.
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return runCLI(t, &cli{}, args...)
+	return runCLI(t, &cli{upstream: fakeapi.Start}, args...)
 }
 
 // runCLI runs the command in-process to its end with c's hooks.
@@ -51,7 +52,7 @@ func runCLI(t *testing.T, c *cli, args ...string) (code int, stdout, stderr stri
 // GOAWAY after every 10th response and refuses every stream of one
 // connection in three (the first among them) with a GOAWAY once its body
 // started: some writes meet a GOAWAY on every run, none drawn at random.
-func refusingUpstream(fakeapi.Options, string, *slog.Logger) (running, error) {
+func refusingUpstream(fakeapi.Options, *slog.Logger) (serve.Running, error) {
 	s := proxytest.NewServer(fakeapi.New(fakeapi.Options{}), proxytest.Options{Every: 10, RefuseEvery: 3})
 	return &refusing{Server: s, done: make(chan struct{})}, nil
 }
@@ -87,7 +88,7 @@ type server struct {
 // test if the command exits first.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
-	return startServerCLI(t, &cli{}, args...)
+	return startServerCLI(t, &cli{upstream: fakeapi.Start}, args...)
 }
 
 // startServerCLI is startServer with c's hooks.

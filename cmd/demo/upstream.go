@@ -10,12 +10,13 @@ import (
 
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
+	"github.com/teebody/teebody/cmd/demo/internal/serve"
 )
 
 // shutdownTimeout bounds a server's graceful shutdown.
 const shutdownTimeout = 10 * time.Second
 
-const upstreamSynopsis = "demo upstream [-listen 127.0.0.1:0] [-goaway-chance 0.02] [-goaway-after 0] -write-kubeconfig F"
+const upstreamSynopsis = "demo upstream [-goaway-chance 0.02] [-goaway-after 0] -write-kubeconfig F"
 
 // goawayFlags are the embedded API server's two GOAWAY sources.
 type goawayFlags struct {
@@ -54,7 +55,6 @@ func (g *goawayFlags) String() string {
 // runUpstream is "demo upstream": serves until SIGINT or SIGTERM.
 func runUpstream(ctx context.Context, args []string, c *cli) int {
 	fs := newFlags("upstream", upstreamSynopsis, c)
-	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (port 0: any free port)")
 	var gf goawayFlags
 	gf.register(fs, 0.02)
 	out := fs.String("write-kubeconfig", "", "write the kubeconfig for this server here, once it listens (required)")
@@ -69,9 +69,9 @@ func runUpstream(ctx context.Context, args []string, c *cli) int {
 		return fail(c, "upstream", err)
 	}
 	log := c.logger()
-	up, err := c.startUpstream(opts, *listen, log)
+	up, err := c.upstream(opts, log)
 	if err != nil {
-		return fail(c, "upstream", usageError{err})
+		return fail(c, "upstream", err)
 	}
 	err = serveUntilStopped(ctx, c, log, "upstream", up, *out, func() {
 		log.Info("upstream listening", "url", up.Spec().Server, "goaway_chance", opts.GoawayChance,
@@ -84,17 +84,10 @@ func runUpstream(ctx context.Context, args []string, c *cli) int {
 	return exitOK
 }
 
-// running is a server "demo proxy" or "demo upstream" runs.
-type running interface {
-	Spec() kubeconfig.Spec
-	Done() <-chan struct{}
-	Shutdown(context.Context) error
-}
-
 // serveUntilStopped writes srv's kubeconfig to out, calls listening and
 // c.ready, serves until ctx ends (SIGINT, SIGTERM) or srv stops, and shuts
 // srv down, logging that it does as name.
-func serveUntilStopped(ctx context.Context, c *cli, log *slog.Logger, name string, srv running, out string, listening func()) error {
+func serveUntilStopped(ctx context.Context, c *cli, log *slog.Logger, name string, srv serve.Running, out string, listening func()) error {
 	if err := kubeconfig.Write(out, srv.Spec()); err != nil {
 		_ = srv.Shutdown(context.Background())
 		return err

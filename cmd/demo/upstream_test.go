@@ -9,7 +9,7 @@ import (
 )
 
 func TestUpstreamServesUntilStopped(t *testing.T) {
-	up := startServer(t, "upstream", "-listen", "127.0.0.1:0", "-goaway-chance", "0.02")
+	up := startServer(t, "upstream", "-goaway-chance", "0.02")
 	target, err := kubeconfig.Load(up.kubeconfig, "")
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,11 @@
 // ConfigMaps), kept in memory, behind a bearer token and two GOAWAY
 // sources: the API server's own probabilistic filter (--goaway-chance), and
 // nginx's and load balancers' limit of requests per connection
-// (keepalive_requests).
+// (keepalive_requests), which goawaytest.EndAfter plays.
 package fakeapi
 
 import (
-	"crypto/rand"
 	"fmt"
-	"log/slog"
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,12 +40,10 @@ type Options struct {
 	// GOAWAY: the API server's --goaway-chance (at most 0.02 there), drawn
 	// by its own filter from an unseeded source.
 	GoawayChance float64
-	// GoawayAfter, when positive, makes the GoawayAfter-th request of each
-	// connection its last: it is answered with "Connection: close", and
-	// the connection ends (over HTTP/2 with a graceful GOAWAY), as nginx
-	// does after keepalive_requests (1000 by default) and AWS's load
-	// balancer after 10,000. The server must count the connection's
-	// requests: see ConnContext.
+	// GoawayAfter, when positive, makes Start end each connection with a
+	// graceful GOAWAY after its GoawayAfter-th request
+	// (goawaytest.EndAfter), as nginx does after keepalive_requests (1000
+	// by default) and AWS's load balancer after 10,000. New ignores it.
 	GoawayAfter int64
 	// Token, when set, is the bearer token every request must carry; others
 	// get 401. Empty: no authentication.
@@ -85,26 +81,7 @@ func New(opts Options) http.Handler {
 	}
 	// Outermost, as in the API server's handler chain: even a request that
 	// fails authentication can be the one that sends the GOAWAY.
-	if opts.GoawayAfter > 0 {
-		h = goawayAfter(opts.GoawayAfter, h)
-	}
 	return filters.WithProbabilisticGoaway(h, opts.GoawayChance)
-}
-
-// Start serves a new API over TLS and HTTP/2 on listen ("127.0.0.1:0" when
-// empty) with a fresh certificate and bearer token (opts.Token is
-// replaced), counting each connection's requests for GoawayAfter. Server
-// errors go to logger (nil: nowhere). On failure nothing is left running.
-func Start(opts Options, listen string, logger *slog.Logger) (*serve.Server, error) {
-	opts.Token = rand.Text()
-	return serve.Start(serve.Options{
-		Name:        "teebody-upstream",
-		Listen:      listen,
-		Handler:     New(opts),
-		Token:       opts.Token,
-		ConnContext: ConnContext,
-		Logger:      logger,
-	})
 }
 
 // respond answers with err's Kubernetes Status, as the API server does.

@@ -34,7 +34,6 @@ func start(t *testing.T, opts fakeapi.Options) (*httptest.Server, *kubernetes.Cl
 	t.Helper()
 	srv := httptest.NewUnstartedServer(fakeapi.New(opts))
 	srv.EnableHTTP2 = true
-	srv.Config.ConnContext = fakeapi.ConnContext
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv, testutil.Clientset(t, &rest.Config{
@@ -242,12 +241,12 @@ func TestUnknownPathIsStatus404(t *testing.T) {
 }
 
 // goaway sends n GET /version one after another over a raw HTTP/2
-// connection to srv, and returns the GOAWAY frame the server sent before
+// connection to addr, and returns the GOAWAY frame the server sent before
 // the last response ended, or nil; with wait, it then reads on until one
 // comes (the connection's deadline bounds a hang).
-func goaway(t *testing.T, srv *httptest.Server, n int, wait bool) *http2.GoAwayFrame {
+func goaway(t *testing.T, addr string, n int, wait bool) *http2.GoAwayFrame {
 	t.Helper()
-	conn, err := tls.Dial("tcp", srv.Listener.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,39 +301,29 @@ func goaway(t *testing.T, srv *httptest.Server, n int, wait bool) *http2.GoAwayF
 // 0 it answers three requests without one.
 func TestGoawayChance(t *testing.T) {
 	srv, _ := start(t, fakeapi.Options{GoawayChance: 1})
-	if g := goaway(t, srv, 1, true); g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 1 {
+	if g := goaway(t, srv.Listener.Addr().String(), 1, true); g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 1 {
 		t.Fatalf("GOAWAY = %+v, want a graceful one with last stream 1", g)
 	}
 	srv, _ = start(t, fakeapi.Options{GoawayChance: 0})
-	if g := goaway(t, srv, 3, false); g != nil {
+	if g := goaway(t, srv.Listener.Addr().String(), 3, false); g != nil {
 		t.Fatalf("GOAWAY %+v at chance 0", g)
 	}
 }
 
-// TestGoawayAfter: with GoawayAfter 3 each connection answers two requests
-// without a GOAWAY, and ends with a graceful one after its third (stream 5).
+// TestGoawayAfter: served by Start with GoawayAfter 3, each connection
+// answers two requests without a GOAWAY, and ends with a graceful one
+// after its third (stream 5).
 func TestGoawayAfter(t *testing.T) {
-	srv, _ := start(t, fakeapi.Options{GoawayAfter: 3})
-	if g := goaway(t, srv, 2, false); g != nil {
-		t.Fatalf("GOAWAY %+v after 2 requests", g)
-	}
-	if g := goaway(t, srv, 3, true); g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 5 {
-		t.Fatalf("GOAWAY = %+v, want a graceful one with last stream 5", g)
-	}
-}
-
-// TestGoawayAfterNeedsConnContext: served without ConnContext, a
-// GoawayAfter handler refuses every request instead of never sending a
-// GOAWAY.
-func TestGoawayAfterNeedsConnContext(t *testing.T) {
-	srv := httptest.NewServer(fakeapi.New(fakeapi.Options{GoawayAfter: 3}))
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL + "/version")
+	srv, err := fakeapi.Start(fakeapi.Options{GoawayAfter: 3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusInternalServerError {
-		t.Fatalf("status %d, want 500", resp.StatusCode)
+	defer srv.Shutdown(context.Background())
+	addr := strings.TrimPrefix(srv.Spec().Server, "https://")
+	if g := goaway(t, addr, 2, false); g != nil {
+		t.Fatalf("GOAWAY %+v after 2 requests", g)
+	}
+	if g := goaway(t, addr, 3, true); g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 5 {
+		t.Fatalf("GOAWAY = %+v, want a graceful one with last stream 5", g)
 	}
 }

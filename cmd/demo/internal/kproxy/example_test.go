@@ -23,7 +23,7 @@ import (
 // transport as its transport and its Responder, which answers 429 when a
 // body could not be replayed.
 func Example() {
-	up, err := fakeapi.Start(fakeapi.Options{GoawayAfter: 1}, "", nil) // the embedded API server
+	up, err := fakeapi.Start(fakeapi.Options{GoawayAfter: 1}, nil) // the embedded API server
 	if err != nil {
 		panic(err)
 	}

@@ -31,11 +31,16 @@ type Options struct {
 	Token string
 	// Cert is the serving certificate; zero: a fresh SelfSigned one.
 	Cert Pair
-	// ConnContext, when set, is the http.Server's ConnContext.
-	ConnContext func(context.Context, net.Conn) context.Context
 	// Logger gets the server's errors (failed handshakes and the like) at
 	// debug level; nil discards them.
 	Logger *slog.Logger
+}
+
+// Running is a server that the demo runs: "demo proxy", "demo upstream".
+type Running interface {
+	Spec() kubeconfig.Spec          // the kubeconfig that reaches it
+	Done() <-chan struct{}          // closed once it stopped serving, if it may stop on its own
+	Shutdown(context.Context) error // stops it
 }
 
 // Server is one running TLS HTTP/2 server. Its methods are safe for
@@ -67,7 +72,6 @@ func Start(opts Options) (*Server, error) {
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{opts.Cert.Cert}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
-		ConnContext:       opts.ConnContext,
 		Protocols:         new(http.Protocols),
 	}
 	srv.Protocols.SetHTTP1(true)

@@ -58,9 +58,9 @@ func Target(t testing.TB, spec kubeconfig.Spec) kubeconfig.Target {
 // as "demo upstream" does, and shuts it down when the test ends. Cleanups
 // run last-registered first, so whatever the test starts in front of it
 // afterwards stops before it.
-func StartUpstream(t testing.TB, opts fakeapi.Options) *serve.Server {
+func StartUpstream(t testing.TB, opts fakeapi.Options) serve.Running {
 	t.Helper()
-	u, err := fakeapi.Start(opts, "", nil)
+	u, err := fakeapi.Start(opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
