@@ -122,9 +122,7 @@ func checkAfter(t *testing.T, f *front, tr *transport.Transport) {
 	t.Helper()
 	f.active.Wait()
 	drain(t, tr)
-	if n := f.late.Load(); n != 0 {
-		t.Errorf("%d reads of an inbound body after its handler returned", n)
-	}
+	f.checkLate(t)
 }
 
 // TestClientVanishesMidUpload: the client stops mid-body and goes away.

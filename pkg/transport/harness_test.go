@@ -323,18 +323,25 @@ func errClass(err error) string {
 	return s
 }
 
-// guardedBody wraps a server-side request body and records every Read that
-// starts after the handler returned (docs/design.md, fact 7: such a Read is a
-// bug that HTTP/1 may even answer with a silently truncated body).
+// guardedBody wraps a server-side request body and counts the Reads that
+// start after the handler returned (docs/design.md, fact 7). A Tee allows one
+// per request: the Read its filler may have been about to start when the
+// request ended ("At most one read after the end" in docs/design.md), which
+// a busy machine sometimes lets start after the handler returned. A second
+// one is a bug.
 type guardedBody struct {
 	io.ReadCloser
 	returned *atomic.Bool
-	late     *atomic.Int64
+	late     *atomic.Int64 // this request's late Reads
+	f        *front
 }
 
 func (g guardedBody) Read(p []byte) (int, error) {
 	if g.returned.Load() {
-		g.late.Add(1)
+		g.f.late.Add(1)
+		if g.late.Add(1) > 1 {
+			g.f.lateAgain.Add(1)
+		}
 	}
 	return g.ReadCloser.Read(p)
 }
@@ -342,9 +349,10 @@ func (g guardedBody) Read(p []byte) (int, error) {
 // front is the server a test client talks to: a proxy handler behind a
 // guard that counts reads of the inbound body after the handler returned.
 type front struct {
-	srv    *proxytest.Server
-	late   atomic.Int64   // reads of an inbound body after its handler returned
-	active sync.WaitGroup // handlers running
+	srv       *proxytest.Server
+	late      atomic.Int64   // reads of an inbound body after its handler returned
+	lateAgain atomic.Int64   // such reads beyond a request's first
+	active    sync.WaitGroup // handlers running
 }
 
 // newFront starts h behind the guard, over TLS with HTTP/2 when h2, else
@@ -357,11 +365,20 @@ func newFront(t testing.TB, h2 bool, h http.Handler) *front {
 		returned := new(atomic.Bool)
 		defer returned.Store(true)
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = guardedBody{ReadCloser: r.Body, returned: returned, late: &f.late}
+			r.Body = guardedBody{ReadCloser: r.Body, returned: returned, late: new(atomic.Int64), f: f}
 		}
 		h.ServeHTTP(w, r)
 	}), proxytest.Options{HTTP1: !h2})
 	return f
+}
+
+// checkLate fails t if an inbound body was read after its handler returned
+// more than the once that a Tee allows.
+func (f *front) checkLate(t testing.TB) {
+	t.Helper()
+	if n := f.lateAgain.Load(); n != 0 {
+		t.Errorf("%d reads of an inbound body after its handler returned, beyond the one a request may have (%d in all)", n, f.late.Load())
+	}
 }
 
 // client returns a transport to f that closes its idle connections at the
