@@ -131,9 +131,11 @@ bench:
 ## e2e: build kube-apiserver and etcd into e2e/bin (only when the pins change; docs/E2E.md records a cold build),
 ## and Caddy with teebody's transport module (only when it or its sources change); run kube-aggregator's regression
 ## test on its stock source, where it must fail, and on the patched one, where it must pass
-## (e2e/aggregator/regression.sh); then run the original GOAWAY experiment against them (TestE2E, Teleport's agent's
-## chain among its subtests: docs/teleport.md), and the nginx and Caddy experiments against a real nginx (skipped,
-## loudly, when nginx is missing; in CI it fails instead), Go upstreams restarted in turn (TestRollingRestart), and
+## (e2e/aggregator/regression.sh); build Traefik stock and patched, after its regression test failed on the first
+## and passed on the second and its proxy's tests passed (e2e/build-traefik.sh, only when the patch, the library or
+## Go change); then run the original GOAWAY experiment against them (TestE2E, Teleport's agent's chain among its
+## subtests: docs/teleport.md), and the nginx, Caddy and Traefik experiments against a real nginx (skipped, loudly,
+## when nginx is missing; in CI it fails instead), Go upstreams restarted in turn (TestRollingRestart), and
 ## Kubernetes' aggregator, stock and patched, before an aggregated API server (TestAggregator) (docs/E2E.md); logs
 ## and results in out/e2e.
 e2e:
@@ -141,7 +143,8 @@ e2e:
 	cd e2e && GO=$(GO) ./build.sh
 	cd e2e && GO=$(GO) ./aggregator/regression.sh
 	cd e2e && GO=$(GO) ./build-caddy.sh
-	cd e2e && TEEBODY_E2E=1 $(GO) test -count=1 -v -timeout 30m -run '^(TestE2E|TestNginx|TestCaddy|TestRollingRestart|TestAggregator)$$' . -args -out ../out/e2e
+	cd e2e && GO=$(GO) ./build-traefik.sh
+	cd e2e && TEEBODY_E2E=1 $(GO) test -count=1 -v -timeout 40m -run '^(TestE2E|TestNginx|TestCaddy|TestRollingRestart|TestAggregator|TestTraefik)$$' . -args -out ../out/e2e
 
 ## goaway: the failure and the fix side by side through the transport, with the counts.
 goaway:

@@ -28,7 +28,7 @@ cd "$(dirname "$0")"
 GO=${GO:-go}
 module=github.com/traefik/traefik/v3
 version=v3.6.12
-regression=TestGOAWAYResendsBody
+regression=TestProxyBuilder_GOAWAY
 testFile=pkg/proxy/httputil/goaway_test.go
 here=$PWD
 root=$(cd .. && pwd)
@@ -68,7 +68,8 @@ regressionTest() { # regressionTest DIR WANT(pass|fail): runs $regression in DIR
 	local dir=$1 want=$2 log
 	log=$(mktemp)
 	echo "e2e/build-traefik.sh: running $regression in $dir, expecting it to $want"
-	if (cd "$dir" && "$GO" test -trimpath -count=1 -v -run "^$regression\$" ./pkg/proxy/httputil/) >"$log" 2>&1; then
+	if (cd "$dir" && "$GO" test -trimpath -count=1 -v -run "^$regression\$" ./pkg/proxy/httputil/) >"$log" 2>&1 &&
+		grep -q -e "^--- PASS: $regression" "$log"; then
 		got=pass
 	elif grep -q -e "^--- FAIL: $regression" "$log" && ! grep -q -e '\[build failed\]' -e '\[setup failed\]' "$log"; then
 		got=fail

@@ -29,6 +29,7 @@ var recorded = []struct{ doc, quote, source, record string }{
 	{readme, "4 to 7 of 1,500 RPCs per run", e2e, "| 2 | **7** | 0 | 15 |"},
 	{readme, "15 to 34 of 4,000 POSTs per run", e2e, "| 200 ms | **27, 34 and 15 of 4,000** | 0 |"},
 	{readme, "124 of 15,876 writes", e2e, "(124 of 15,876; 14 of them"},
+	{readme, "251 to 289 of 5,000 1 KiB POSTs", e2e, "| 1 KiB | 251 and 289 of 5,000 | 0 |"},
 	{readme, "6 to 20 calls per run", e2e, "| 2 | HTTP/2, TLS | **6 of 19** |"},
 	{readme, "6 to 20 calls per run", e2e, "| 2 | h2c | **20 of 52** |"},
 	{design, "118 of 15,000 writes failed", e2e, "**118 of 15,000 writes (0.79%)** failed"},
