@@ -176,7 +176,10 @@ func provesByText(msg string) bool {
 // after its prefix, is the text of teebody's refusal: it begins with
 // teebody.ErrNotReplayable's text and is one line. errors.Join puts each
 // of its errors on a line of its own, and a join proves only if each of
-// its errors does, which the text no longer tells.
+// its errors does, which the text no longer tells. A prefix is enough: how
+// the text begins is chosen by the outermost error, which is the round
+// trip's own, never by an upstream, whose words (a GOAWAY's debug data, a
+// reset's code) come after Go's own text.
 func flattenedRefusal(msg string) bool {
 	return strings.HasPrefix(msg, teebody.ErrNotReplayable.Error()) && !strings.Contains(msg, "\n")
 }
