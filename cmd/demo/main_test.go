@@ -16,7 +16,6 @@ import (
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/serve"
-	"github.com/teebody/teebody/cmd/demo/internal/testutil"
 	"github.com/teebody/teebody/internal/proxytest"
 )
 
@@ -41,7 +40,7 @@ func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // runCLI runs the command in-process to its end with c's hooks.
 func runCLI(t *testing.T, c *cli, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb testutil.SyncBuffer
+	var out, errb proxytest.SyncBuffer
 	c.stdout, c.stderr = &out, &errb
 	code = run(context.Background(), args, c)
 	return code, out.String(), errb.String()
@@ -80,7 +79,7 @@ type server struct {
 	kubeconfig string
 	cancel     context.CancelFunc
 	done       chan int // the exit status
-	stderr     *testutil.SyncBuffer
+	stderr     *proxytest.SyncBuffer
 }
 
 // startServer runs a serving command until the test ends, and returns once
@@ -97,10 +96,10 @@ func startServerCLI(t *testing.T, c *cli, args ...string) *server {
 	path := filepath.Join(t.TempDir(), args[0]+".kubeconfig")
 	args = append(args, "-write-kubeconfig", path)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{kubeconfig: path, cancel: cancel, done: make(chan int, 1), stderr: &testutil.SyncBuffer{}}
+	s := &server{kubeconfig: path, cancel: cancel, done: make(chan int, 1), stderr: &proxytest.SyncBuffer{}}
 	ready := make(chan string, 1)
 	go func() {
-		c.stdout, c.stderr, c.ready = &testutil.SyncBuffer{}, s.stderr, func(p string) { ready <- p }
+		c.stdout, c.stderr, c.ready = &proxytest.SyncBuffer{}, s.stderr, func(p string) { ready <- p }
 		s.done <- run(ctx, args, c)
 	}()
 	t.Cleanup(func() {

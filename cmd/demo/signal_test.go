@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teebody/teebody/cmd/demo/internal/testutil"
+	"github.com/teebody/teebody/internal/proxytest"
 )
 
 // process is the command running as a process of its own (the test binary
 // re-run as main, see TestMain).
 type process struct {
 	cmd    *exec.Cmd
-	stderr *testutil.SyncBuffer // everything after the ready line
+	stderr *proxytest.SyncBuffer // everything after the ready line
 }
 
 // startProcess runs the command with args and returns once it logged
@@ -38,7 +38,7 @@ func startProcess(t *testing.T, wantLine string, args ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, stderr: &testutil.SyncBuffer{}}
+	p := &process{cmd: cmd, stderr: &proxytest.SyncBuffer{}}
 	r := bufio.NewReader(pipe)
 	for {
 		line, err := r.ReadString('\n')

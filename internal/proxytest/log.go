@@ -17,7 +17,7 @@ func QuietLog() *log.Logger { return log.New(io.Discard, "", 0) }
 // t's log, under name, at the end of t if t failed. It is safe for use after
 // t ends.
 func FailureLog(t testing.TB, name string) *log.Logger {
-	w := &lockedBuffer{}
+	w := &SyncBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("%s's error log:\n%s", name, w.String())
@@ -26,19 +26,21 @@ func FailureLog(t testing.TB, name string) *log.Logger {
 	return log.New(w, "", log.Lmicroseconds)
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
+// SyncBuffer is a bytes.Buffer that a command, server or logger writes to
+// while a test reads it: Write and String are safe for concurrent use. The
+// zero value is an empty buffer ready to use.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer // guarded by mu
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

@@ -20,7 +20,7 @@ import (
 	"github.com/teebody/teebody/cmd/demo/internal/fakeapi"
 	"github.com/teebody/teebody/cmd/demo/internal/kubeconfig"
 	"github.com/teebody/teebody/cmd/demo/internal/serve"
-	"github.com/teebody/teebody/cmd/demo/internal/testutil"
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -121,7 +121,7 @@ func TestUpgradeThroughProxies(t *testing.T) {
 func TestUpgradeNeedsWrappedRoundTripper(t *testing.T) {
 	backend := startPrivateBackend(t)
 	inner, loc := upstreamTransport(t, backend)
-	var logged testutil.SyncBuffer
+	var logged proxytest.SyncBuffer
 	cfg := transport.DefaultConfig()
 	cfg.ErrorLog = log.New(&logged, "", 0)
 	tr := transport.New(inner, cfg)
