@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/transport"
 )
 
@@ -61,7 +62,7 @@ func runLoad(t *testing.T, rt http.RoundTripper, eh func(http.ResponseWriter, *h
 	}
 	ln := &countingListener{Listener: raw}
 	u := startUpstream(t, ln, true)
-	var logged syncBuffer
+	var logged proxytest.SyncBuffer
 	addr, pool := startProxy(t, u, rt, eh, &logged)
 
 	var next atomic.Uint64

@@ -5,7 +5,6 @@ import (
 	"log"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -131,7 +130,7 @@ func TestRefusedRetriedAfterPushback(t *testing.T) {
 // and nothing of the dial error.
 func TestDeadUpstreamUnavailable(t *testing.T) {
 	cfg := transport.DefaultConfig()
-	var logged syncBuffer
+	var logged proxytest.SyncBuffer
 	cfg.ErrorLog = log.New(&logged, "", 0)
 	tr := transport.New(h2cTransport(), cfg)
 	dead := &upstream{addr: proxytest.DeadAddr(t), svc: newChecked()}
@@ -155,22 +154,4 @@ func TestDeadUpstreamUnavailable(t *testing.T) {
 	if !strings.Contains(logged.String(), dead.addr) {
 		t.Errorf("the proxy's log %q does not name the error", logged.String())
 	}
-}
-
-// syncBuffer is a strings.Builder safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
