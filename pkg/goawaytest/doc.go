@@ -14,6 +14,10 @@
 //     connection. One that cannot, such as a reverse proxy forwarding the
 //     body it reads, fails with Go's "cannot retry ... after Request.Body
 //     was written".
+//   - RefuseAfter refuses them in the same way, once more than n bytes of
+//     their body have arrived, or all of it. A test can then let a client
+//     send past its flow-control window, or past what a proxy buffers,
+//     before the refusal.
 //   - EndAfter ends each connection after its n-th request, as nginx's
 //     keepalive_requests and many load balancers do.
 //   - EndChance ends a request's connection with a probability, as

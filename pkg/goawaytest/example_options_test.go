@@ -1,7 +1,9 @@
 package goawaytest_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"sync/atomic"
@@ -43,6 +45,27 @@ func ExampleEndChance() {
 	}
 	fmt.Printf("%+v\n", upstream.Stats())
 	// Output: {Requests:10 Refusals:0 Goaways:3}
+}
+
+// An upstream that refuses a 1 MiB upload once more than 256 KiB of it has
+// arrived: the client sends it again from its GetBody, and the handler
+// runs it once, with the whole body.
+func ExampleRefuseAfter() {
+	var refused atomic.Bool // refuse the first request only
+	upstream := goawaytest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, n)
+	}), goawaytest.RefuseAfter(256<<10, func(*http.Request) bool { return refused.CompareAndSwap(false, true) }))
+	defer upstream.Close()
+	resp, err := upstream.Client().Post(upstream.URL, "application/octet-stream", bytes.NewReader(make([]byte, 1<<20)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	fmt.Printf("%s %s bytes %+v\n", resp.Status, got, upstream.Stats())
+	// Output: 200 OK 1048576 bytes {Requests:1 Refusals:1 Goaways:1}
 }
 
 // Ran tells how many times the handler ran a request, so that a test can

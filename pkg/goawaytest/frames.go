@@ -72,6 +72,19 @@ func (f frame) fragment() ([]byte, error) {
 	return p[skip : len(p)-pad], nil
 }
 
+// dataLen returns the length of a DATA frame's data: its payload without
+// padding.
+func (f frame) dataLen() (int, error) {
+	n := len(f.payload)
+	if f.Flags.Has(http2.FlagDataPadded) {
+		if n < 1 || int(f.payload[0]) > n-1 {
+			return 0, errBadFrame
+		}
+		n -= 1 + int(f.payload[0])
+	}
+	return n, nil
+}
+
 // goAway returns the last stream ID, error code and debug data of a GOAWAY
 // frame.
 func (f frame) goAway() (last uint32, code http2.ErrCode, debug []byte, err error) {

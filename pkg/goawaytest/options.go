@@ -13,18 +13,29 @@ type Option struct {
 }
 
 type options struct {
-	refuse func(*http.Request) bool
-	after  int64       // EndAfter's n; 0: never
-	chance func() bool // EndChance's draw; nil: never
+	refuse      func(*http.Request) bool
+	refuseAfter int64       // RefuseAfter's n
+	after       int64       // EndAfter's n; 0: never
+	chance      func() bool // EndChance's draw; nil: never
 }
 
 // Refuse makes the server refuse each request for which pick returns true.
-// It sends a graceful GOAWAY once the request's body has started to
-// arrive, or at once for a request without a body. The request's handler
-// does not run. The GOAWAY also refuses every stream that the client opens
-// on the connection after the request's. So a client that sends many
-// requests at once may see more refusals than pick chose. Until the
-// GOAWAY, those streams wait unanswered.
+// It is RefuseAfter(0, pick): the server sends a graceful GOAWAY once the
+// request's body has started to arrive, or at once for a request without a
+// body.
+func Refuse(pick func(r *http.Request) bool) Option {
+	return RefuseAfter(0, pick)
+}
+
+// RefuseAfter makes the server refuse each request for which pick returns
+// true, once more than n bytes of its body have arrived, or all of it. It
+// sends a graceful GOAWAY whose last stream ID is below the request's
+// stream. The request's handler does not run. Until then, the server gives
+// the request's flow-control window back as its body arrives, so that the
+// client can send more than n bytes. The GOAWAY also refuses every stream
+// that the client opens on the connection after the request's. So a
+// client that sends many requests at once may see more refusals than pick
+// chose. Until the GOAWAY, those streams wait unanswered. n < 0 means 0.
 //
 // A client that waits for "100 Continue" before it sends the body is
 // refused once it sends the body anyway, after its own timeout (Go's
@@ -34,8 +45,8 @@ type options struct {
 // Its Body is empty. pick is called again for a request that the client
 // sends again after a refusal. It may be called from many goroutines at
 // once.
-func Refuse(pick func(r *http.Request) bool) Option {
-	return Option{func(o *options) { o.refuse = pick }}
+func RefuseAfter(n int64, pick func(r *http.Request) bool) Option {
+	return Option{func(o *options) { o.refuse, o.refuseAfter = pick, max(n, 0) }}
 }
 
 // EndAfter makes the server end each connection after its n-th request, as

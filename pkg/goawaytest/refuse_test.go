@@ -1,12 +1,15 @@
 package goawaytest_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/teebody/teebody/pkg/goawaytest"
 )
@@ -125,4 +128,74 @@ func TestRefuseConcurrent(t *testing.T) {
 	if st := s.Stats(); st.Requests != n || st.Refusals < 1 || st.Goaways < 1 {
 		t.Errorf("Stats() = %+v, want %d requests and a refusal at least", st, n)
 	}
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// A request picked by RefuseAfter with a limit beyond the stream's initial
+// flow-control window (Go's server announces 1 MiB) is refused once more
+// than the limit has arrived, 100 of 100 times: it fails without GetBody,
+// after the client read more than the limit of its body, and succeeds
+// with it. The handler runs each successful request once and no refused
+// one.
+func TestRefuseAfterEveryTime(t *testing.T) {
+	const after = 1 << 20
+	body := strings.Repeat("x", after+1<<10)
+	for _, sv := range servers {
+		t.Run(sv.name, func(t *testing.T) {
+			s := sv.start(http.HandlerFunc(echo), goawaytest.RefuseAfter(after, firstAttempts()))
+			defer s.Close()
+			const runs = 100
+			for i := range runs {
+				failPath, okPath := fmt.Sprintf("/fail/%d", i), fmt.Sprintf("/ok/%d", i)
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				cr := &countingReader{r: strings.NewReader(body)} // not a type NewRequest knows: no GetBody
+				req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+failPath, cr)
+				resp, err := s.Client().Do(req)
+				cancel()
+				if err == nil {
+					resp.Body.Close()
+				}
+				if err == nil || !strings.Contains(err.Error(), cannotRetry) {
+					t.Fatalf("run %d: without GetBody: %v; want %q", i, err, cannotRetry)
+				}
+				if n := cr.n.Load(); n <= after {
+					t.Fatalf("run %d: refused after the client read %d bytes of the body, want more than %d", i, n, after)
+				}
+				if got, err := send(t, s, "POST", okPath, body, true); err != nil || got != "200 OK "+body {
+					t.Fatalf("run %d: with GetBody: %.20q..., %v; want 200 OK and the body", i, got, err)
+				}
+				fail, _ := http.NewRequest("POST", failPath, nil)
+				ok, _ := http.NewRequest("POST", okPath, nil)
+				if s.Ran(fail) != 0 || s.Ran(ok) != 1 {
+					t.Fatalf("run %d: the handler ran the failed request %d times and the other %d; want 0 and 1", i, s.Ran(fail), s.Ran(ok))
+				}
+			}
+			wantStats(t, s, goawaytest.Stats{Requests: runs, Refusals: 2 * runs, Goaways: 2 * runs})
+		})
+	}
+}
+
+// A request picked by RefuseAfter whose whole body is within the limit is
+// refused at its end.
+func TestRefuseAfterWholeBody(t *testing.T) {
+	s := goawaytest.NewServer(http.HandlerFunc(echo), goawaytest.RefuseAfter(1<<20, firstAttempts()))
+	defer s.Close()
+	if got, err := send(t, s, "POST", "/fail", "hello", false); err == nil || !strings.Contains(err.Error(), cannotRetry) {
+		t.Fatalf("without GetBody: %q, %v; want %q", got, err, cannotRetry)
+	}
+	if got, err := send(t, s, "POST", "/ok", "hello", true); err != nil || got != "200 OK hello" {
+		t.Fatalf("with GetBody: %q, %v; want 200 OK hello", got, err)
+	}
+	wantStats(t, s, goawaytest.Stats{Requests: 1, Refusals: 2, Goaways: 2})
 }

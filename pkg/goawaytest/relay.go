@@ -24,7 +24,8 @@ const maxStreamID = 1<<31 - 1
 // server, so that it can keep a stream from the server without the
 // server's HPACK state going astray. A stream is kept from the server
 // exactly when its ID is above fwd; the connection's flow control for the
-// DATA frames of such a stream goes back to the client at once.
+// DATA frames of such a stream goes back to the client at once, and the
+// stream's own too for a picked stream until its refusal.
 type conn struct {
 	s   *Server
 	raw net.Conn // the client's connection, under TLS if the server serves it
@@ -45,17 +46,18 @@ type conn struct {
 	tableSize atomic.Uint32 // the largest SETTINGS_HEADER_TABLE_SIZE of the server; set downstream
 
 	// Owned by the upstream goroutine.
-	bw      *http2.Framer // writes to the server
-	dec     *hpack.Decoder
-	enc     *hpack.Encoder // from newServerEncoder
-	encBuf  bytes.Buffer
-	fields  []hpack.HeaderField // the header block being decoded
-	table   uint32              // the largest table size that dec allows
-	tls     *tls.ConnectionState
-	fwd     uint32 // the highest stream ID handed to the server
-	seen    uint32 // the highest stream ID the client opened
-	pending uint32 // the stream that Refuse picked, until its GOAWAY is sent
-	served  int64  // the streams handed to the server
+	bw       *http2.Framer // writes to the server
+	dec      *hpack.Decoder
+	enc      *hpack.Encoder // from newServerEncoder
+	encBuf   bytes.Buffer
+	fields   []hpack.HeaderField // the header block being decoded
+	table    uint32              // the largest table size that dec allows
+	tls      *tls.ConnectionState
+	fwd      uint32 // the highest stream ID handed to the server
+	seen     uint32 // the highest stream ID the client opened
+	pending  uint32 // the stream that Refuse or RefuseAfter picked, until its GOAWAY is sent
+	received int64  // the body bytes of pending that arrived
+	served   int64  // the streams handed to the server
 }
 
 // run relays the connection until either side ends it, and closes both.

@@ -110,3 +110,44 @@ func TestServerGoawayCounted(t *testing.T) {
 	wantFrames(t, "after", rc.sync())
 	wantStats(t, s, goawaytest.Stats{Requests: 1, Refusals: 1, Goaways: 1})
 }
+
+// windows returns the increments of the WINDOW_UPDATE frames among fs by
+// stream, 0 for the connection's, leaving out the server's opening one,
+// and whether fs hold a GOAWAY.
+func windows(fs []http2.Frame) (map[uint32]uint32, bool) {
+	inc, goaway := map[uint32]uint32{}, false
+	for _, f := range fs {
+		switch f := f.(type) {
+		case *http2.WindowUpdateFrame:
+			if f.StreamID != 0 || f.Increment < 1<<16 {
+				inc[f.StreamID] += f.Increment
+			}
+		case *http2.GoAwayFrame:
+			goaway = true
+		}
+	}
+	return inc, goaway
+}
+
+// RefuseAfter's GOAWAY waits until more than n bytes of the picked
+// stream's body arrived; until then, the relay gives back both the
+// connection's and the stream's flow-control window for each DATA frame.
+func TestRefuseAfterWaitsForBody(t *testing.T) {
+	const after = 100_000
+	s := goawaytest.NewServer(http.HandlerFunc(echo), goawaytest.RefuseAfter(after, func(r *http.Request) bool { return r.URL.Path == "/refuse" }))
+	defer s.Close()
+	rc := dialRaw(t, s)
+	rc.headers(1, "POST", "/refuse", false)
+	for sent := 0; sent < after; {
+		n := min(after-sent, 16384)
+		rc.check(rc.fr.WriteData(1, false, make([]byte, n)))
+		sent += n
+	}
+	inc, goaway := windows(rc.sync())
+	if goaway || inc[0] != after || inc[1] != after || len(inc) != 2 {
+		t.Errorf("after %d bytes: GOAWAY %v, window updates %v; want none, and %d for the connection and stream 1", after, goaway, inc, after)
+	}
+	rc.check(rc.fr.WriteData(1, false, []byte("x")))
+	wantFrames(t, "one byte more", rc.sync(), "GOAWAY 0 NO_ERROR", "WINDOW_UPDATE 1")
+	wantStats(t, s, goawaytest.Stats{Requests: 0, Refusals: 1, Goaways: 1})
+}

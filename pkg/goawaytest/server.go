@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/teebody/teebody/internal/proxytest/testcert"
 	"golang.org/x/net/http2"
@@ -37,7 +38,7 @@ type Server struct {
 
 	opts    options
 	useTLS  bool             // StartTLS started it; set by start
-	ln      net.Listener     // the loopback listener; set by start
+	ln      net.Listener     // the loopback listener; set by start, unless a test of the package set it
 	pipes   *pipeListener    // Config's listener; set by start
 	backend *httptest.Server // serves Config on pipes; set by start
 	client  *http.Client     // set by start
@@ -127,10 +128,13 @@ func (s *Server) start(useTLS bool, tr *http.Transport) {
 	if s.URL != "" {
 		panic("goawaytest: Server already started")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		if ln, err = net.Listen("tcp6", "[::1]:0"); err != nil {
-			panic(fmt.Sprintf("goawaytest: failed to listen on a port: %v", err))
+	ln := s.ln
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			if ln, err = net.Listen("tcp6", "[::1]:0"); err != nil {
+				panic(fmt.Sprintf("goawaytest: failed to listen on a port: %v", err))
+			}
 		}
 	}
 	s.ln, s.client, s.useTLS, s.URL = ln, &http.Client{Transport: tr}, useTLS, "http://"+ln.Addr().String()
@@ -149,14 +153,23 @@ func (s *Server) start(useTLS bool, tr *http.Transport) {
 }
 
 // accept hands each connection accepted to a relay, until the listener is
-// closed.
+// closed. It retries a temporary error after a pause, as http.Server.Serve
+// does, from 5 milliseconds up to a second.
 func (s *Server) accept() {
 	defer s.wg.Done()
+	var pause time.Duration
 	for {
 		raw, err := s.ln.Accept()
+		//lint:ignore SA1019 deprecated, but what http.Server.Serve checks: EMFILE and the like
+		if ne, ok := err.(net.Error); ok && ne.Temporary() {
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			time.Sleep(pause)
+			continue
+		}
 		if err != nil {
 			return
 		}
+		pause = 0
 		c := &conn{s: s, raw: raw, last: maxStreamID, open: map[uint32]struct{}{}}
 		s.mu.Lock()
 		if s.closed {

@@ -59,7 +59,7 @@ func (c *conn) headers(fr *frameReader, f frame) error {
 		return nil
 	}
 	if pick := c.s.opts.refuse; pick != nil && pick(c.request(fields, end)) {
-		c.pending = id
+		c.pending, c.received = id, 0
 		if end {
 			return c.refuse()
 		}
@@ -83,16 +83,33 @@ func (c *conn) headers(fr *frameReader, f frame) error {
 	return c.forward(id, fields, end)
 }
 
-// drop keeps a frame of a stream above fwd from the server. The first
-// frame of a picked stream's body (or its end) sends its GOAWAY; the
-// connection's flow control for DATA goes back to the client.
+// drop keeps a frame of a stream above fwd from the server. The picked
+// stream's end, trailers or reset, or the DATA that takes its body past
+// RefuseAfter's n, sends its GOAWAY. The connection's flow control for DATA
+// goes back to the client, and until then the picked stream's too.
 func (c *conn) drop(f frame) error {
 	if f.Type == http2.FrameRSTStream {
 		c.endStream(f.StreamID)
 	}
-	if f.StreamID == c.pending && (f.Type == http2.FrameData || f.Type == http2.FrameHeaders || f.Type == http2.FrameRSTStream) {
-		if err := c.refuse(); err != nil {
-			return err
+	waiting := false // the frame is the picked stream's DATA, short of the refusal
+	if f.StreamID == c.pending {
+		switch f.Type {
+		case http2.FrameData:
+			n, err := f.dataLen()
+			if err != nil {
+				return err
+			}
+			c.received += int64(n)
+			waiting = c.received <= c.s.opts.refuseAfter && !f.endsStream()
+			if !waiting {
+				if err := c.refuse(); err != nil {
+					return err
+				}
+			}
+		case http2.FrameHeaders, http2.FrameRSTStream:
+			if err := c.refuse(); err != nil {
+				return err
+			}
 		}
 	}
 	if f.Type != http2.FrameData || f.Length == 0 {
@@ -100,7 +117,10 @@ func (c *conn) drop(f frame) error {
 	}
 	c.lockClient()
 	defer c.wmu.Unlock()
-	return c.cw.WriteWindowUpdate(0, f.Length)
+	if err := c.cw.WriteWindowUpdate(0, f.Length); err != nil || !waiting {
+		return err
+	}
+	return c.cw.WriteWindowUpdate(f.StreamID, f.Length)
 }
 
 // refuse sends the GOAWAY that refuses the pending stream, and every
