@@ -58,6 +58,10 @@ func cpuTime() time.Duration { return rusage.CPU() }
 // so far, or 0 where they are not measured.
 func switches() (voluntary, involuntary int64) { return rusage.Switches() }
 
+// pageFaults returns this process's minor page faults so far, or 0 where
+// they are not measured.
+func pageFaults() int64 { return rusage.PageFaults() }
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // payload is 16 MiB of seeded pseudo-random bytes; a body of n bytes is its

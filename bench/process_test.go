@@ -152,12 +152,13 @@ func serveProxy(kind, upstream, cert string, in io.Reader, out io.Writer) error 
 	return sc.Err()
 }
 
-// usage is what a process has used so far: CPU time and context switches
-// from getrusage, heap allocations and GC cycles from runtime/metrics, and,
-// for a proxy, the reads of its inbound connections.
+// usage is what a process has used so far: CPU time, context switches and
+// page faults from getrusage, heap allocations and GC cycles from
+// runtime/metrics, and, for a proxy, the reads of its inbound connections.
 type usage struct {
 	cpu              time.Duration
 	vcsw, ivcsw      int64 // voluntary and involuntary context switches
+	faults           int64 // minor page faults
 	allocBytes       uint64
 	allocObjects     uint64
 	gcCycles         uint64
@@ -176,15 +177,16 @@ func readUsage() usage {
 	u := usage{cpu: cpuTime(),
 		allocBytes: ms[0].Value.Uint64(), allocObjects: ms[1].Value.Uint64(), gcCycles: ms[2].Value.Uint64()}
 	u.vcsw, u.ivcsw = switches()
+	u.faults = pageFaults()
 	return u
 }
 
 // The keys of usage's text form, in order.
-var usageKeys = []string{"cpu-ns", "vcsw", "ivcsw", "alloc-B", "allocs", "gc", "in-reads", "in-B"}
+var usageKeys = []string{"cpu-ns", "vcsw", "ivcsw", "minflt", "alloc-B", "allocs", "gc", "in-reads", "in-B"}
 
 // String is usage's text form: key=value pairs, one per usageKeys.
 func (u usage) String() string {
-	vs := []uint64{uint64(u.cpu), uint64(u.vcsw), uint64(u.ivcsw), u.allocBytes, u.allocObjects, u.gcCycles,
+	vs := []uint64{uint64(u.cpu), uint64(u.vcsw), uint64(u.ivcsw), uint64(u.faults), u.allocBytes, u.allocObjects, u.gcCycles,
 		u.inReads, u.inBytes}
 	parts := make([]string, len(vs))
 	for i, v := range vs {
@@ -218,14 +220,14 @@ func parseUsage(line string) (usage, error) {
 	if len(vals) != len(usageKeys) {
 		return usage{}, fmt.Errorf("%w: unknown keys in %q", errUsage, line)
 	}
-	return usage{cpu: time.Duration(vals["cpu-ns"]), vcsw: int64(vals["vcsw"]), ivcsw: int64(vals["ivcsw"]),
+	return usage{cpu: time.Duration(vals["cpu-ns"]), vcsw: int64(vals["vcsw"]), ivcsw: int64(vals["ivcsw"]), faults: int64(vals["minflt"]),
 		allocBytes: vals["alloc-B"], allocObjects: vals["allocs"], gcCycles: vals["gc"],
 		inReads: vals["in-reads"], inBytes: vals["in-B"]}, nil
 }
 
 // since is what was used from v to u.
 func (u usage) since(v usage) usage {
-	return usage{cpu: u.cpu - v.cpu, vcsw: u.vcsw - v.vcsw, ivcsw: u.ivcsw - v.ivcsw,
+	return usage{cpu: u.cpu - v.cpu, vcsw: u.vcsw - v.vcsw, ivcsw: u.ivcsw - v.ivcsw, faults: u.faults - v.faults,
 		allocBytes: u.allocBytes - v.allocBytes, allocObjects: u.allocObjects - v.allocObjects,
 		gcCycles: u.gcCycles - v.gcCycles, inReads: u.inReads - v.inReads, inBytes: u.inBytes - v.inBytes}
 }

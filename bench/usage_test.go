@@ -9,25 +9,26 @@ import (
 )
 
 func TestUsageText(t *testing.T) {
-	u := usage{cpu: 1500 * time.Microsecond, vcsw: 7, ivcsw: 2, allocBytes: 4096, allocObjects: 31, gcCycles: 3,
+	u := usage{cpu: 1500 * time.Microsecond, vcsw: 7, ivcsw: 2, faults: 11, allocBytes: 4096, allocObjects: 31, gcCycles: 3,
 		inReads: 9, inBytes: 65536}
 	got, err := parseUsage(u.String())
 	if err != nil || got != u {
 		t.Fatalf("parseUsage(%q) = %+v, %v; want %+v", u.String(), got, err, u)
 	}
 	// Any order of the keys reads the same.
-	if got, err := parseUsage("in-B=65536 gc=3 allocs=31 alloc-B=4096 ivcsw=2 vcsw=7 cpu-ns=1500000 in-reads=9"); err != nil || got != u {
+	if got, err := parseUsage("in-B=65536 gc=3 allocs=31 alloc-B=4096 minflt=11 ivcsw=2 vcsw=7 cpu-ns=1500000 in-reads=9"); err != nil || got != u {
 		t.Errorf("reordered: %+v, %v; want %+v", got, err, u)
 	}
 	for _, bad := range []string{
 		"",
 		"ok",
-		"cpu-ns=1 vcsw=2 ivcsw=3 alloc-B=4 allocs=5 gc=6 in-reads=7",              // in-B missing
-		"cpu-ns=1 vcsw=2 ivcsw=3 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8 x=9",   // unknown key
-		"cpu-ns=1 cpu-ns=1 ivcsw=3 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8",     // twice
-		"cpu-ns=-1 vcsw=2 ivcsw=3 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8",      // negative
-		"cpu-ns=1.5 vcsw=2 ivcsw=3 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8",     // not an integer
-		"cpu-ns 1 vcsw=2 ivcsw=3 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8 extra", // no '='
+		"cpu-ns=1 vcsw=2 ivcsw=3 minflt=9 alloc-B=4 allocs=5 gc=6 in-reads=7",              // in-B missing
+		"cpu-ns=1 vcsw=2 ivcsw=3 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8",                // minflt missing
+		"cpu-ns=1 vcsw=2 ivcsw=3 minflt=9 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8 x=9",   // unknown key
+		"cpu-ns=1 cpu-ns=1 ivcsw=3 minflt=9 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8",     // twice
+		"cpu-ns=-1 vcsw=2 ivcsw=3 minflt=9 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8",      // negative
+		"cpu-ns=1.5 vcsw=2 ivcsw=3 minflt=9 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8",     // not an integer
+		"cpu-ns 1 vcsw=2 ivcsw=3 minflt=9 alloc-B=4 allocs=5 gc=6 in-reads=7 in-B=8 extra", // no '='
 	} {
 		if _, err := parseUsage(bad); !errors.Is(err, errUsage) {
 			t.Errorf("parseUsage(%q): %v; want errUsage", bad, err)
@@ -36,9 +37,9 @@ func TestUsageText(t *testing.T) {
 }
 
 func TestUsageSince(t *testing.T) {
-	a := usage{cpu: time.Second, vcsw: 10, ivcsw: 4, allocBytes: 100, allocObjects: 10, gcCycles: 2, inReads: 5, inBytes: 50}
-	b := usage{cpu: 3 * time.Second, vcsw: 15, ivcsw: 5, allocBytes: 300, allocObjects: 13, gcCycles: 4, inReads: 8, inBytes: 90}
-	want := usage{cpu: 2 * time.Second, vcsw: 5, ivcsw: 1, allocBytes: 200, allocObjects: 3, gcCycles: 2, inReads: 3, inBytes: 40}
+	a := usage{cpu: time.Second, vcsw: 10, ivcsw: 4, faults: 20, allocBytes: 100, allocObjects: 10, gcCycles: 2, inReads: 5, inBytes: 50}
+	b := usage{cpu: 3 * time.Second, vcsw: 15, ivcsw: 5, faults: 26, allocBytes: 300, allocObjects: 13, gcCycles: 4, inReads: 8, inBytes: 90}
+	want := usage{cpu: 2 * time.Second, vcsw: 5, ivcsw: 1, faults: 6, allocBytes: 200, allocObjects: 3, gcCycles: 2, inReads: 3, inBytes: 40}
 	if got := b.since(a); got != want {
 		t.Errorf("since = %+v; want %+v", got, want)
 	}

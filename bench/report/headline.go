@@ -46,7 +46,8 @@ func headline(w io.Writer, rs *results) {
 		p("\n")
 	}
 	p("**What the proxy did per upload** (medians over the rounds): voluntary context switches (a thread ")
-	p("blocked: a futex, a sleep, a read with nothing to read), heap allocations and bytes allocated, GC cycles ")
+	p("blocked: a futex, a sleep, a read with nothing to read), minor page faults (memory taken from the system ")
+	p("anew, a page at a time), heap allocations and bytes allocated, GC cycles ")
 	p("per 1,000 uploads, and the mean size of its reads from the client, with the ceiling of a kept body's ")
 	p("reads beside teebody's (the retired goals below say why):\n\n")
 	kinds := []string{plain, floor, teebody, adaptive, readAll}
@@ -55,6 +56,7 @@ func headline(w io.Writer, rs *results) {
 		scale              float64
 	}{
 		{"proxy-vcsw", "switches", "%.1f", 1},
+		{"proxy-faults", "page faults", "%.1f", 1},
 		{"proxy-allocs", "allocs", "%.0f", 1},
 		{"proxy-B", "KiB allocated", "%.1f", 1.0 / 1024},
 		{"proxy-gc", "GC per 1,000", "%.1f", 1000},
