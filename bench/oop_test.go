@@ -66,7 +66,9 @@ func oopOrder(seed, round uint64) []oopCell {
 // proxy-faults its minor page faults per upload (memory taken from the
 // system anew), proxy-allocs and proxy-B its heap allocations per upload,
 // proxy-gc its GC cycles per upload; MB/s and ns/op are the client's wall time for
-// oopWorkers at once, p50-s and p99-s its latency per upload.
+// oopWorkers at once, p50-s and p99-s its latency per upload; in-KiB/read is
+// the mean read of the proxy's inbound connections, in-reads their reads per
+// upload.
 func BenchmarkOutOfProcess(b *testing.B) {
 	seed, round := envUint(b, "BENCH_SEED"), envUint(b, "BENCH_ROUND")
 	up, line := startChild(b, nil, roleEnv+"="+roleUpstream)
@@ -169,6 +171,7 @@ func (op *oopProxy) measure(b *testing.B) {
 	b.ReportMetric(float64(d.gcCycles)/n, "proxy-gc")
 	if d.inReads > 0 {
 		b.ReportMetric(float64(d.inBytes)/float64(d.inReads)/kib, "in-KiB/read")
+		b.ReportMetric(float64(d.inReads)/n, "in-reads")
 	}
 	reportLatency(b, st)
 }

@@ -1,6 +1,15 @@
 package main
 
-// The read size that a kept body can reach.
+// The reads that a kept body needs.
+//
+// The bench counts the reads of the proxy's inbound connections. Each
+// upload takes three kinds, through any transport:
+//   - the head read: net/http's server reads a request's head through a
+//     4 KiB bufio.Reader, whose first read also brings the body's first
+//     bytes, up to 4 KiB less the head;
+//   - the body's reads;
+//   - the background read: once the body is read, the server reads ahead,
+//     and that read returns the next request's first byte.
 //
 // The filler copies each byte once, from the client straight into the log's
 // last chunk, so the size of its Read is the size of the chunk it reads
@@ -9,22 +18,26 @@ package main
 //     2r + 4 KiB, so its next chunk, and Read, takes at most r + 4 KiB;
 //   - the size classes, which stop at the read-ahead window, 1 MiB.
 //
-// So k reads bring at most 4 KiB·(2^k − 1) until the classes cap them, and
-// a body of n bytes takes at least readsFor(n) reads. The mean read of an
-// upload cannot be larger than n ÷ readsFor(n), whatever the client and the
-// kernel do: 12.8 KiB at 64 KiB, where plain reads about 21 KiB, and
-// 113.8 KiB at 1 MiB, where plain reads about 254 KiB.
+// So the head read and k reads after it bring at most 4 KiB·(2^(k+1) − 1)
+// until the classes cap them, and a body of n bytes takes at least readsFor(n)
+// reads: 6 at 64 KiB, where plain takes 3, and 10 at 1 MiB, where plain
+// takes about 4. Its mean read cannot be larger than n ÷ readsFor(n) (the
+// head's own bytes aside), whatever the client and the kernel do.
 const (
-	firstChunk = 4 << 10 // the smallest class, and what a body may hold before its first byte
+	firstChunk = 4 << 10 // the smallest class, net/http's read buffer, and what a body may hold before its first byte
 	maxChunk   = 1 << 20 // the largest class
 )
 
-// readsFor returns the fewest Reads in which a kept body of n bytes can
-// arrive: each takes at most what has arrived before it plus firstChunk,
-// and at most maxChunk. The last Read ends the body; the Read that returns
-// io.EOF carries no bytes and is not counted.
+// readsFor returns the fewest reads of the inbound connection in which a
+// kept body of n bytes can arrive: the head read, which brings at most
+// firstChunk of it; reads that each take at most what has arrived before
+// them plus firstChunk, and at most maxChunk; and the background read. An
+// empty body takes none.
 func readsFor(n int64) int64 {
-	var got, reads int64
+	if n <= 0 {
+		return 0
+	}
+	got, reads := min(n, firstChunk), int64(2)
 	for got < n {
 		got += min(got+firstChunk, maxChunk)
 		reads++
@@ -32,7 +45,7 @@ func readsFor(n int64) int64 {
 	return reads
 }
 
-// readCeilingKiB returns the largest mean Read, in KiB, of a kept body of n
+// readCeilingKiB returns the largest mean read, in KiB, of a kept body of n
 // bytes, or 0 for an empty body.
 func readCeilingKiB(n int64) float64 {
 	if n <= 0 {

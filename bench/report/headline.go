@@ -48,8 +48,9 @@ func headline(w io.Writer, rs *results) {
 	p("**What the proxy did per upload** (medians over the rounds): voluntary context switches (a thread ")
 	p("blocked: a futex, a sleep, a read with nothing to read), minor page faults (memory taken from the system ")
 	p("anew, a page at a time), heap allocations and bytes allocated, GC cycles ")
-	p("per 1,000 uploads, and the mean size of its reads from the client, with the ceiling of a kept body's ")
-	p("reads beside teebody's (the retired goals below say why):\n\n")
+	p("per 1,000 uploads, and the mean size and the number of its reads from the client (the head's read and ")
+	p("the read ahead after the body included), with the fewest reads of a kept body beside teebody's (the ")
+	p("retired goals below say why):\n\n")
 	kinds := []string{plain, floor, teebody, adaptive, readAll}
 	units := []struct {
 		unit, name, format string
@@ -61,12 +62,13 @@ func headline(w io.Writer, rs *results) {
 		{"proxy-B", "KiB allocated", "%.1f", 1.0 / 1024},
 		{"proxy-gc", "GC per 1,000", "%.1f", 1000},
 		{"in-KiB/read", "KiB per read", "%.1f", 1},
+		{"in-reads", "reads", "%.1f", 1},
 	}
 	p("| body | transport |")
 	for _, u := range units {
 		p(" %s |", u.name)
 	}
-	p(" read ceiling, KiB |\n|---|---|%s\n", strings.Repeat("---:|", len(units)+1))
+	p(" fewest reads |\n|---|---|%s\n", strings.Repeat("---:|", len(units)+1))
 	for _, row := range rows {
 		for _, k := range kinds {
 			p("| %s | %s |", param(row, "size"), k)
@@ -78,7 +80,7 @@ func headline(w io.Writer, rs *results) {
 				}
 			}
 			if k == teebody {
-				p(" %.1f |\n", readCeilingKiB(sizeBytes(row)))
+				p(" %d |\n", readsFor(sizeBytes(row)))
 			} else {
 				p(" – |\n")
 			}

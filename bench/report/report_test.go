@@ -31,7 +31,7 @@ func sampleRun() string {
 				name     string
 				cpu, mbs float64
 			}{{"plain", 1, 1}, {"floor", r.floor, 1}, {"teebody", r.cpu, r.mb}, {"readall", r.ready, 1}} {
-				fmt.Fprintf(&b, "BenchmarkOutOfProcess/size=%s/transport=%s-2 100 1000 ns/op %.2f MB/s %.6f proxy-cpu-s 3 proxy-vcsw 5 proxy-faults 100 proxy-allocs 0.002 p99-s 64 in-KiB/read\n",
+				fmt.Fprintf(&b, "BenchmarkOutOfProcess/size=%s/transport=%s-2 100 1000 ns/op %.2f MB/s %.6f proxy-cpu-s 3 proxy-vcsw 5 proxy-faults 100 proxy-allocs 0.002 p99-s 64 in-KiB/read 7 in-reads\n",
 					r.size, k.name, 100*k.mbs*(1+j), 0.001*k.cpu*(1+j))
 			}
 		}
@@ -146,7 +146,7 @@ func TestRetiredGoals(t *testing.T) {
 			"the copy floor: 1MiB 1.08× (CI 1.08–1.08, p=", "1MiB 1.06× (CI 1.00–1.12, p="},
 		// Every transport reads 64 KiB at a time in the sample.
 		"The always-on proxy's inbound read size ≥ 0.9× plain's at every size": {
-			"the ceiling: 1KiB 1.0 KiB, 0.02×; 64KiB 12.8 KiB, 0.20×; 1MiB 113.8 KiB, 1.78×", "64KiB 1.00× (CI 1.00–1.00, p="},
+			"the ceiling: 1KiB 0.5 KiB, 0.01×; 64KiB 10.7 KiB, 0.17×; 1MiB 102.4 KiB, 1.60×", "64KiB 1.00× (CI 1.00–1.00, p="},
 	}
 	for _, g := range retiredGoals(rs) {
 		w, ok := want[g.name]
@@ -193,8 +193,8 @@ func TestHeadline(t *testing.T) {
 		"| 1MiB | 1.1 | 1.08× (CI 1.08–1.08, p=0.28) | 0.98× (CI 0.93–1.04, p=0.88) | 1.06× (CI 1.00–1.12, p=0.21) |",
 		"| 1KiB | floor | 3.0 | 5.0 | 100 |",
 		"| 1KiB | teebody | 3.0 | 5.0 | 100 |",
-		"| 64KiB | teebody | 3.0 | 5.0 | 100 | – | – | 64.0 | 12.8 |", // the read size, then its ceiling
-		"| 64KiB | plain | 3.0 | 5.0 | 100 | – | – | 64.0 | – |",
+		"| 64KiB | teebody | 3.0 | 5.0 | 100 | – | – | 64.0 | 7.0 | 6 |", // the read size, then its ceiling
+		"| 64KiB | plain | 3.0 | 5.0 | 100 | – | – | 64.0 | 7.0 | – |",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("headline lacks %q:\n%s", s, out)
@@ -235,23 +235,25 @@ func TestBySize(t *testing.T) {
 	}
 }
 
-// TestReadCeiling: the fewest reads of a kept body double what has arrived
-// plus 4 KiB each time, up to 1 MiB a read.
+// TestReadCeiling: a kept body's fewest reads are the head read, which
+// brings up to 4 KiB of it, reads that each bring at most what has arrived
+// plus 4 KiB, up to 1 MiB, and the read ahead after the body.
 func TestReadCeiling(t *testing.T) {
 	for _, c := range []struct {
 		n, reads int64
 		kib      string
 	}{
 		{0, 0, "0.0"},
-		{1 << 10, 1, "1.0"},
-		{4 << 10, 1, "4.0"},
-		{12 << 10, 2, "6.0"},      // 4 KiB, then 8
-		{12<<10 + 1, 3, "4.0"},    // a byte past two reads takes a third
-		{64 << 10, 5, "12.8"},     // 4 · (2⁵ − 1) = 124 KiB ≥ 64 > 60
-		{1 << 20, 9, "113.8"},     // 4 · (2⁹ − 1) = 2044 KiB ≥ 1024 > 1020
-		{16 << 20, 24, "682.7"},   // 9 reads bring 2044 KiB, then 15 of 1 MiB
-		{2044 << 10, 9, "227.1"},  // the classes' cap starts past this
-		{3068 << 10, 10, "306.8"}, // one read of 1 MiB more
+		{1 << 10, 2, "0.5"},       // all of it in the head read
+		{4 << 10, 2, "2.0"},       // still
+		{4<<10 + 1, 3, "1.3"},     // a byte more takes a read
+		{12 << 10, 3, "4.0"},      // 4 KiB with the head, then 8
+		{12<<10 + 1, 4, "3.0"},    // a byte past that takes another
+		{64 << 10, 6, "10.7"},     // 4 · (2⁵ − 1) = 124 KiB ≥ 64 > 60 = 4 · (2⁴ − 1)
+		{1 << 20, 10, "102.4"},    // 4 · (2⁹ − 1) = 2044 KiB ≥ 1024 > 1020
+		{16 << 20, 25, "655.4"},   // 2044 KiB in 9 reads with the head's, then 15 of 1 MiB
+		{2044 << 10, 10, "204.4"}, // the classes' cap starts past this
+		{3068 << 10, 11, "278.9"}, // one read of 1 MiB more
 	} {
 		if got := readsFor(c.n); got != c.reads {
 			t.Errorf("readsFor(%d) = %d; want %d", c.n, got, c.reads)
