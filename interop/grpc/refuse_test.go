@@ -19,7 +19,8 @@ import (
 // GOAWAY without the race between the client's stream and the server's
 // GOAWAY: the client must send the request again, which it can only do
 // through GetBody. A picked connection that ends without a stream to refuse
-// gives its turn back.
+// gives its turn back. Not goawaytest.RefuseAfter: its server would run
+// grpc-go through net/http (ServeHTTP), not grpc-go's own transport.
 type refusingListener struct {
 	net.Listener
 	after   int64        // body bytes a stream sends before it is refused
