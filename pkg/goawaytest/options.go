@@ -44,7 +44,7 @@ func Refuse(pick func(r *http.Request) bool) Option {
 // pick sees the request's method, URL, Host, header, RemoteAddr and TLS.
 // Its Body is empty. pick is called again for a request that the client
 // sends again after a refusal. It may be called from many goroutines at
-// once.
+// once. The connection's frames wait while it runs, so it should not block.
 func RefuseAfter(n int64, pick func(r *http.Request) bool) Option {
 	return Option{func(o *options) { o.refuse, o.refuseAfter = pick, max(n, 0) }}
 }
