@@ -2,8 +2,7 @@
 // tests and benchmarks share: a TLS HTTP/2 server on loopback that ends a
 // fraction of its connections with a graceful GOAWAY, as a Kubernetes API
 // server started with --goaway-chance does, or that refuses every stream of
-// chosen connections so that a replay is needed every time (through
-// pkg/goawaytest's RefuseAfter); ServeFrames,
+// chosen connections so that a replay is needed every time; ServeFrames,
 // which speaks raw HTTP/2 for a server that answers frame by frame; a
 // hand-written forwarding proxy; Each, the worker pool that sends a list of
 // requests; a logger that discards; and names for sizes. Its subpackage

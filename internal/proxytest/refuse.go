@@ -1,45 +1,128 @@
 package proxytest
 
 import (
-	"net/http"
+	"crypto/tls"
+	"net"
 	"sync"
+
+	"golang.org/x/net/http2"
 )
 
-// connPicker picks, for goawaytest.RefuseAfter, the first request of the
-// first connection that sends one, and of one in every `every` after it.
-// So goawaytest refuses every stream of a picked connection: the first
-// with a GOAWAY whose last stream ID is 0, and the others as they come. A
-// connection is known by its client's address: one that reuses the address
-// of a connection not picked takes no turn. Go's HTTP/2 client dials
-// once per request that finds no connection ready and closes the
-// connections it does not keep: these send no request, so they take no
-// turn, and a burst of requests cannot hide every refusal in them.
-type connPicker struct {
+// refusingListener hands the connections it accepts to the Server, but for
+// those that Options.RefuseEvery picks (the first, then one in every
+// RefuseEvery), which it serves itself: it refuses their streams with a
+// graceful GOAWAY as soon as the client has sent one stream's headers and,
+// unless the stream has no body, body bytes (more than Options.RefuseAfter,
+// or the whole body). A GOAWAY whose last stream ID
+// is 0 refuses every stream, so the client must send them again on another
+// connection, which it can do for a stream whose body it wrote only through
+// GetBody. That is the refusal of a real GOAWAY, without the race between the
+// client opening a stream and the server's GOAWAY: it happens every time.
+//
+// A client may open connections it never sends a stream on: Go's HTTP/2
+// client dials once per request that finds no connection ready, keeps the
+// first whose handshake completes and closes the others. A picked
+// connection that ends without a stream to refuse passes its turn on to the
+// next connection accepted, so that a burst of requests cannot hide every
+// refusal in a connection the client threw away.
+type refusingListener struct {
+	net.Listener
+	s     *Server
 	every int64
+	after int64 // Options.RefuseAfter
 
-	mu     sync.Mutex
-	conns  int64           // guarded by mu: the connections that sent a request
-	served map[string]bool // guarded by mu: the client addresses of those not picked
+	mu       sync.Mutex
+	accepted int64             // guarded by mu
+	owed     bool              // guarded by mu: a picked connection ended without refusing a stream
+	conns    map[net.Conn]bool // guarded by mu: the refusing connections still open
+	closed   bool              // guarded by mu: Close was called
+	wg       sync.WaitGroup    // the refusing goroutines
 }
 
-func newConnPicker(every int64) *connPicker {
-	return &connPicker{every: every, served: map[string]bool{}}
+func (l *refusingListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		n := l.accepted
+		l.accepted++
+		refuse := (n%l.every == 0 || l.owed) && !l.closed
+		if refuse {
+			l.owed = false
+			l.conns[c] = true
+			l.wg.Add(1)
+		}
+		l.mu.Unlock()
+		if !refuse {
+			return c, nil
+		}
+		// s.TLS was set by StartTLS before it started the goroutine that
+		// calls Accept.
+		go l.refuse(tls.Server(c, l.s.TLS), c)
+	}
 }
 
-// pick reports whether r is the first request of a picked connection.
-// goawaytest calls it for no other request of a picked connection: the
-// ones after the first wait for its refusal, which refuses them.
-func (p *connPicker) pick(r *http.Request) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.served[r.RemoteAddr] {
-		return false
+// Close stops accepting, closes the refusing connections still open and waits
+// for their goroutines. httptest.Server.Close calls it, through the TLS
+// listener around it.
+func (l *refusingListener) Close() error {
+	err := l.Listener.Close()
+	l.mu.Lock()
+	l.closed = true
+	for c := range l.conns {
+		c.Close()
 	}
-	n := p.conns
-	p.conns++
-	if n%p.every == 0 {
-		return true
+	l.mu.Unlock()
+	l.wg.Wait()
+	return err
+}
+
+// refuse speaks HTTP/2 on tc just far enough to refuse its streams, then
+// reads until the client closes the connection. If it ends before a stream
+// to refuse, the next connection accepted refuses in its place.
+func (l *refusingListener) refuse(tc *tls.Conn, raw net.Conn) {
+	defer l.wg.Done()
+	sent := false
+	defer func() {
+		l.mu.Lock()
+		delete(l.conns, raw)
+		if !sent {
+			l.owed = true
+		}
+		l.mu.Unlock()
+		raw.Close() // after the turn is passed on: a client that reads to EOF has seen it passed
+	}()
+	if tc.Handshake() != nil || tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
+		return
 	}
-	p.served[r.RemoteAddr] = true
-	return false
+	received := map[uint32]int64{} // body bytes by stream
+	_ = ServeFrames(tc, func(fr *http2.Framer, f http2.Frame) bool {
+		if sent {
+			return true
+		}
+		var refuse bool
+		switch f := f.(type) {
+		case *http2.HeadersFrame:
+			refuse = f.StreamEnded() // no body to wait for
+		case *http2.DataFrame:
+			id := f.Header().StreamID
+			received[id] += int64(len(f.Data()))
+			refuse = f.StreamEnded() || received[id] > l.after
+			if n := f.Header().Length; !refuse && n > 0 {
+				// Give back the window the frame took, padding included,
+				// so that the client can send past RefuseAfter.
+				if fr.WriteWindowUpdate(0, n) != nil || fr.WriteWindowUpdate(id, n) != nil {
+					return false
+				}
+			}
+		}
+		if !refuse {
+			return true
+		}
+		sent = true
+		l.s.goaways.Add(1)
+		return fr.WriteGoAway(0, http2.ErrCodeNo, nil) == nil
+	})
 }

@@ -75,19 +75,19 @@ func TestServerRefuseEvery(t *testing.T) {
 	}
 }
 
-// A connection that the client closes without sending a stream, as Go's
-// HTTP/2 client closes the connections it dialled for a burst and did not
-// keep, takes no turn: the next connection refuses.
-func TestServerRefuseSkipsUnusedConnection(t *testing.T) {
+// A picked connection that the client closes without sending a stream, as
+// Go's HTTP/2 client closes the connections it dialled for a burst and did
+// not keep, passes its turn on: the next connection refuses instead.
+func TestServerRefuseTurnPassesOn(t *testing.T) {
 	s := proxytest.NewServer(&conns{addrs: map[string]bool{}}, proxytest.Options{RefuseEvery: 2})
 	defer s.Close()
 
-	// Connection 0: the preface and the server's SETTINGS, then
-	// close_notify, and read to EOF, which the server sends once it has
-	// seen the connection end.
+	// Connection 0, picked: the preface and the server's SETTINGS, then
+	// close_notify, and read to EOF, which the server sends once it gave
+	// up its turn.
 	cfg := s.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 	cfg.NextProtos = []string{http2.NextProtoTLS}
-	c, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), cfg)
+	c, err := tls.Dial("tcp", s.Listener.Addr().String(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestServerRefuseSkipsUnusedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Connection 1, the first to send a request, refuses.
+	// Connection 1 refuses in its place.
 	tr := s.Transport()
 	defer tr.CloseIdleConnections()
 	req, err := http.NewRequest(http.MethodPost, s.URL, io.NopCloser(strings.NewReader("refused")))
@@ -122,7 +122,7 @@ func TestServerRefuseSkipsUnusedConnection(t *testing.T) {
 	resp, err := tr.RoundTrip(req)
 	if err == nil {
 		resp.Body.Close()
-		t.Fatalf("the connection after an unused one served the request: %s", resp.Status)
+		t.Fatalf("the connection after an unused picked one served the request: %s", resp.Status)
 	}
 	if !strings.Contains(err.Error(), "GOAWAY") {
 		t.Errorf("error %q, want the HTTP/2 transport's GOAWAY error", err)
@@ -134,16 +134,16 @@ func TestServerRefuseSkipsUnusedConnection(t *testing.T) {
 
 // With RefuseAfter, a picked connection refuses only once the client has
 // sent more than that many bytes of the body, past the flow-control window
-// Go's server grants a stream at first (1 MiB); a body shorter than that is
-// refused when it ends.
+// a server grants at first (64 KiB); a body shorter than that is refused
+// when it ends.
 func TestServerRefuseAfter(t *testing.T) {
-	const after = 1 << 20
+	const after = 128 << 10
 	s := proxytest.NewServer(&conns{addrs: map[string]bool{}}, proxytest.Options{RefuseEvery: 1, RefuseAfter: after})
 	defer s.Close()
 	tr := s.Transport()
 	defer tr.CloseIdleConnections()
 
-	for i, size := range []int{2 << 20, 10 << 10} {
+	for i, size := range []int{1 << 20, 10 << 10} {
 		body := &countingReader{r: bytes.NewReader(make([]byte, size))}
 		req, err := http.NewRequest(http.MethodPost, s.URL, io.NopCloser(body))
 		if err != nil {

@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"github.com/teebody/teebody/pkg/goawaytest"
 )
 
 // Options says how a Server speaks and which of its responses end their
@@ -33,30 +31,30 @@ type Options struct {
 	// HTTP2, if set, configures the server's HTTP/2 (its flow-control
 	// windows, for one): http.Server.HTTP2.
 	HTTP2 *http.HTTP2Config
-	// RefuseEvery > 0 makes the first connection that sends a request, and
-	// then one in every RefuseEvery, refuse its streams with a graceful
-	// GOAWAY whose last stream ID is 0, as soon as the client has sent the
-	// first one's headers and a piece of its body, so that the client must
-	// send them again, every time (HTTP/2 only; counted in Goaways). A
-	// connection that the client closes before it sends a stream takes no
-	// turn. 1 refuses every connection: no request gets through.
-	// math.MaxInt64 refuses once. A goawaytest.Server serves it, with
-	// RefuseAfter.
+	// RefuseEvery > 0 makes the first connection, and then one in every
+	// RefuseEvery, refuse its streams with a GOAWAY as soon as the client
+	// has sent the first one's headers and a piece of its body, so that the
+	// client must send them again, every time (HTTP/2 only; counted in
+	// Goaways). A picked connection that the client closes before it sends
+	// a stream passes its turn on to the next connection. 1 refuses every
+	// connection: no request gets through. math.MaxInt64 refuses once: a
+	// test that counts one GOAWAY needs it, since a client may dial and drop
+	// connections that shift which ones a smaller value picks.
 	RefuseEvery int64
 	// RefuseAfter makes a connection that RefuseEvery picks wait, before it
-	// refuses, until the client has sent more than RefuseAfter bytes of its
-	// first stream's body, or all of it; it grants the flow-control window
-	// that takes. A test that needs the client to have read past a limit
-	// when the refusal lands (a body no longer kept, say) sets it to that
-	// limit: the refusal then never comes early, however busy the machine.
+	// refuses, until the client has sent more than RefuseAfter bytes of a
+	// stream's body, or all of it; it grants the flow-control window that
+	// takes. A test that needs the client to have read past a limit when the
+	// refusal lands (a body no longer kept, say) sets it to that limit: the
+	// refusal then never comes early, however busy the machine.
 	RefuseAfter int64
 	// ErrorLog, if set, gets the server's error log; nil discards it.
 	ErrorLog *log.Logger
 }
 
-// Server is a test server on loopback which ends the connection after the
-// successful responses that its Options pick (a response counts once its
-// handler writes a status or a body):
+// Server is an httptest.Server on loopback which ends the connection after the successful responses that its
+// Options pick (a response counts once its handler writes a status or a
+// body):
 //
 //   - over HTTP/2 it sets "Connection: close" on the response, and Go's
 //     HTTP/2 server answers that with a graceful GOAWAY: streams the client
@@ -66,115 +64,52 @@ type Options struct {
 //     status that promises keep-alive, then closes the connection, so that
 //     the client's next request on it races with its noticing.
 //
-// It is an httptest.Server, but with Options.RefuseEvery a goawaytest.Server,
-// which refuses the connections that RefuseEvery picks.
-//
 // Its methods are safe for concurrent use.
 type Server struct {
-	// URL is the base URL, https://ipaddr:port for HTTP/2 over TLS and
-	// http://ipaddr:port for HTTP/1.1, with no trailing slash.
-	URL string
-	// Config is the http.Server that runs the handler, as an
-	// httptest.Server's.
-	Config *http.Server
-
-	hs *httptest.Server   // the server, unless gs is
-	gs *goawaytest.Server // the server with Options.RefuseEvery
-
+	*httptest.Server
 	opts Options
 
 	responses atomic.Int64 // successful responses so far
-	goaways   atomic.Int64 // connections ended; unused with gs, which counts them
+	goaways   atomic.Int64 // connections ended
 
 	mu  sync.Mutex
 	rng *rand.Rand // guarded by mu
+
+	refusing *refusingListener // nil unless Options.RefuseEvery; closed with the server's listener
 }
 
 // NewServer starts a Server that serves h. Close it when done.
 func NewServer(h http.Handler, opts Options) *Server {
 	s := &Server{opts: opts, rng: rand.New(rand.NewPCG(1, 2))}
-	ending := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(&endingWriter{ResponseWriter: w, s: s, h1: r.ProtoMajor == 1}, r)
-	})
-	if opts.RefuseEvery > 0 && !opts.HTTP1 {
-		s.gs = goawaytest.NewUnstartedServer(ending, goawaytest.RefuseAfter(opts.RefuseAfter, newConnPicker(opts.RefuseEvery).pick))
-		s.gs.Config.ErrorLog = cmp.Or(opts.ErrorLog, QuietLog())
-		s.gs.Config.HTTP2 = opts.HTTP2
-		s.gs.TLS = &tls.Config{Certificates: []tls.Certificate{httptestCert()}}
-		s.gs.StartTLS()
-		s.URL, s.Config = s.gs.URL, s.gs.Config
+	}))
+	s.Config.ErrorLog = cmp.Or(opts.ErrorLog, QuietLog())
+	s.Config.HTTP2 = opts.HTTP2
+	if opts.HTTP1 {
+		s.Start()
 		return s
 	}
-	s.hs = httptest.NewUnstartedServer(ending)
-	s.hs.Config.ErrorLog = cmp.Or(opts.ErrorLog, QuietLog())
-	s.hs.Config.HTTP2 = opts.HTTP2
-	if opts.HTTP1 {
-		s.hs.Start()
-	} else {
-		s.hs.EnableHTTP2 = true
-		s.hs.StartTLS()
+	if opts.RefuseEvery > 0 {
+		s.refusing = &refusingListener{Listener: s.Listener, s: s, every: opts.RefuseEvery, after: opts.RefuseAfter, conns: map[net.Conn]bool{}}
+		s.Listener = s.refusing
 	}
-	s.URL, s.Config = s.hs.URL, s.hs.Config
+	s.EnableHTTP2 = true
+	s.StartTLS()
 	return s
 }
 
-// httptestCert returns the certificate that httptest's TLS servers serve,
-// so that a client of one Server trusts every other, refusing or not, as
-// with httptest's servers.
-var httptestCert = sync.OnceValue(func() tls.Certificate {
-	hs := httptest.NewUnstartedServer(http.NotFoundHandler())
-	hs.StartTLS()
-	defer hs.Close()
-	return hs.TLS.Certificates[0]
-})
-
-// Close shuts the server down, and blocks until every request to it has
-// returned.
-func (s *Server) Close() {
-	if s.gs != nil {
-		s.gs.Close()
-		return
-	}
-	s.hs.Close()
-}
-
-// Client returns an HTTP client configured for making requests to the
-// server: it trusts its certificate and speaks HTTP/2 to it over TLS.
-func (s *Server) Client() *http.Client {
-	if s.gs != nil {
-		return s.gs.Client()
-	}
-	return s.hs.Client()
-}
-
-// Certificate returns the certificate of the server, or nil for HTTP/1.1.
-func (s *Server) Certificate() *x509.Certificate {
-	if s.gs != nil {
-		return s.gs.Certificate()
-	}
-	return s.hs.Certificate()
-}
-
-// Goaways returns how many connections the server has ended so far. With
-// Options.RefuseEvery, it is the connections that got a GOAWAY
-// (goawaytest.Stats.Goaways): those it refused, counted before their
-// GOAWAY is sent, and those that Every and Chance ended, counted once
-// Go's server sends their GOAWAY, which may follow the response.
-func (s *Server) Goaways() int64 {
-	if s.gs != nil {
-		return s.gs.Stats().Goaways
-	}
-	return s.goaways.Load()
-}
+// Goaways returns how many connections the server has ended so far.
+func (s *Server) Goaways() int64 { return s.goaways.Load() }
 
 // Transport returns a new client transport to s: trusting its certificate
 // and speaking HTTP/2 when s serves TLS, keeping up to 64 idle connections,
 // without compression. The caller closes its idle connections when done.
 func (s *Server) Transport() *http.Transport {
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
-	if cert := s.Certificate(); cert != nil {
+	if s.TLS != nil {
 		pool := x509.NewCertPool()
-		pool.AddCert(cert)
+		pool.AddCert(s.Certificate())
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
 		tr.ForceAttemptHTTP2 = true
 	}
