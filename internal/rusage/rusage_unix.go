@@ -9,10 +9,7 @@ import (
 
 // CPU returns the CPU time (user and system) this process has used so far.
 func CPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
+	ru := self()
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
@@ -20,10 +17,7 @@ func CPU() time.Duration {
 // thread gave up its CPU: it blocked, in a futex, a sleep or a read) and its
 // involuntary ones (the kernel took the CPU away).
 func Switches() (voluntary, involuntary int64) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0
-	}
+	ru := self()
 	return ru.Nvcsw, ru.Nivcsw
 }
 
@@ -31,10 +25,13 @@ func Switches() (voluntary, involuntary int64) {
 // kernel mapped in when the process first touched them, without reading a
 // disk. Memory that the process takes from the system anew costs one per
 // page.
-func PageFaults() int64 {
+func PageFaults() int64 { return self().Minflt }
+
+// self returns what getrusage says of this process, or zeros if it fails.
+func self() syscall.Rusage {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return syscall.Rusage{}
 	}
-	return ru.Minflt
+	return ru
 }
