@@ -65,10 +65,10 @@ func oopOrder(seed, round uint64) []oopCell {
 // upload (a thread blocked: a futex, a sleep, a read with nothing to read),
 // proxy-faults its minor page faults per upload (memory taken from the
 // system anew), proxy-allocs and proxy-B its heap allocations per upload,
-// proxy-gc its GC cycles per upload; MB/s and ns/op are the client's wall time for
-// oopWorkers at once, p50-s and p99-s its latency per upload; in-KiB/read is
-// the mean read of the proxy's inbound connections, in-reads their reads per
-// upload.
+// proxy-gc its GC cycles per upload; MB/s and ns/op are the client's wall
+// time for oopWorkers at once, p50-s and p99-s its latency per upload;
+// in-KiB/read is the mean read of the proxy's inbound connections, in-reads
+// their reads per upload.
 func BenchmarkOutOfProcess(b *testing.B) {
 	seed, round := envUint(b, "BENCH_SEED"), envUint(b, "BENCH_ROUND")
 	up, line := startChild(b, nil, roleEnv+"="+roleUpstream)
