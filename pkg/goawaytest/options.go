@@ -50,10 +50,10 @@ func RefuseAfter(n int64, pick func(r *http.Request) bool) Option {
 }
 
 // EndAfter makes the server end each connection after its n-th request, as
-// nginx's keepalive_requests does: the n-th request is served, and a
-// graceful GOAWAY whose last stream ID is its stream's refuses the streams
-// that the client opened on the connection after it. The requests that
-// Refuse refuses do not count. n <= 0 never ends one.
+// nginx's keepalive_requests does. The n-th request is served. A graceful
+// GOAWAY whose last stream ID is its stream's refuses the streams that the
+// client opened on the connection after it. The requests that Refuse
+// refuses do not count. n <= 0 never ends one.
 func EndAfter(n int) Option {
 	return Option{func(o *options) { o.after = int64(max(n, 0)) }}
 }

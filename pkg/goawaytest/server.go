@@ -30,8 +30,8 @@ type Server struct {
 	Config *http.Server
 
 	// TLS is the client connections' TLS configuration. It may be set after
-	// NewUnstartedServer and before StartTLS is called; StartTLS then uses a
-	// copy of it, which offers HTTP/2 in NextProtos if that is nil, and
+	// NewUnstartedServer and before StartTLS is called. StartTLS then uses a
+	// copy of it. The copy offers HTTP/2 in NextProtos if that is nil, and
 	// holds a certificate for localhost, 127.0.0.1 and ::1 if it has no
 	// certificate. It is nil for a plain-text server.
 	TLS *tls.Config

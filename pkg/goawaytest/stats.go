@@ -24,9 +24,9 @@ type Stats struct {
 // Stats returns the server's counts so far. A request is counted before its
 // handler runs, and a GOAWAY before it is sent, with the streams it refuses
 // that the server has read. A stream that a client sent before it read the
-// GOAWAY that refuses it is counted once the server reads the stream: the
-// client may have sent the request again already, and Close discards the
-// streams that it has not read.
+// GOAWAY that refuses it is counted once the server reads the stream. By
+// then the client may have sent the request again. Close discards the
+// streams that the server has not read.
 func (s *Server) Stats() Stats {
 	return Stats{Requests: s.requests.Load(), Refusals: s.refusals.Load(), Goaways: s.goaways.Load()}
 }
