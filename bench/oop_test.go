@@ -111,29 +111,39 @@ func startOOPProxy(tb testing.TB, c oopCell, upURL, cert string) *oopProxy {
 }
 
 // The warm-up's bounds: it sends up to maxWarmUpBatches batches of
-// oopWorkers uploads, and stops after one in which the proxy took fewer new
-// pages than warmFaultShare of the pages the batch's bodies fill.
+// oopWorkers uploads, and stops after settledBatches batches in a row in
+// each of which the proxy took fewer new pages per upload than
+// warmFaultShare of the pages a body fills, or than one page for a body of
+// fewer pages than 1/warmFaultShare.
 const (
-	maxWarmUpBatches = 8
-	warmFaultShare   = 1.0 / 16
+	maxWarmUpBatches = 16
+	settledBatches   = 2
+	warmFaultShare   = 1.0 / 64
 )
 
 // warmUp sends batches of oopWorkers uploads until the proxy is in its
 // steady state. After the first batch, every client connection and the
 // proxy's connection to the upstream exist. Then the proxy's memory must
-// stop growing: until its pools hold what the uploads in flight need, it
-// takes pages from the system anew, and each costs a page fault (about
-// 13 µs on a virtual machine that backs guest memory lazily), which
-// measures the warm-up instead of the transport. A batch whose page faults
-// stay under warmFaultShare of its bodies' pages ends the warm-up.
+// stop growing: until its heap and pools hold what the uploads in flight
+// need, it takes pages from the system anew, and each costs a page fault
+// (about 13 µs on a virtual machine that backs guest memory lazily), which
+// measures the warm-up instead of the transport. With bodies of 16 MiB the
+// heap keeps growing for seconds, between garbage collections that come
+// seconds apart, and a batch with few faults may be followed by one with
+// hundreds: so the warm-up waits for settledBatches quiet batches in a row.
 func (op *oopProxy) warmUp(tb testing.TB) error {
-	pages := float64(oopWorkers) * max(float64(op.c.size)/4096, 1)
+	quiet := oopWorkers * max(warmFaultShare*float64(op.c.size)/4096, 1)
+	settled := 0
 	for range maxWarmUpBatches {
 		u0 := op.p.usage(tb)
 		if st := op.s.run(tb.Context(), oopWorkers, oopWorkers, op.c.size, nil); st.ok != st.ops {
 			return fmt.Errorf("%d of %d uploads failed: %v", st.ops-st.ok, st.ops, st.sampleErr)
 		}
-		if d := op.p.usage(tb).since(u0); float64(d.faults) < warmFaultShare*pages {
+		settled++
+		if d := op.p.usage(tb).since(u0); float64(d.faults) >= quiet {
+			settled = 0
+		}
+		if settled == settledBatches {
 			break
 		}
 	}
