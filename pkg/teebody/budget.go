@@ -78,8 +78,11 @@ func (b *Budget) Yields() int64 { return b.yields.Load() }
 func (b *Budget) takeFree(t *Tee, size int) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for size > 0 && b.used+int64(size) > b.total {
-		size = smallerChunk(size)
+	if free := b.total - b.used; int64(size) > free {
+		size = 0
+		if free >= minChunk {
+			size = sizeOfClass(classFilledBy(free)) // below size, since size > free
+		}
 	}
 	if size > 0 {
 		b.chargeLocked(t, int64(size))

@@ -1,6 +1,7 @@
 package teebody
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -15,9 +16,9 @@ type chunk struct {
 	class   int    // index into chunkPools, or -1 for a chunk of an odd size that is not pooled
 }
 
-// The chunk sizes, smallest first, each twice the one before. A body's first
-// chunk is small so that a short body holds little; each later one is at
-// most 4 KiB more than the bytes already in, so that a body that has
+// The chunk sizes, smallest first, each twice the one before: class i holds
+// minChunk << i bytes. A body's first chunk is small so that a short body
+// holds little; each later one is at most 4 KiB more than the bytes already in, so that a body that has
 // received r bytes holds at most 2r + 4 KiB. Classes that double let each
 // chunk be as large as that bound allows: a body that keeps arriving fills
 // 4, 8, 16, 32 KiB and so on, each chunk one source Read when the source has
@@ -27,8 +28,11 @@ type chunk struct {
 var chunkSizes = [...]int{minChunk, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
 
 // minChunk is the smallest chunk size: a body's first chunk, and what a chunk
-// may exceed the bytes already in by.
-const minChunk = 4 << 10
+// may exceed the bytes already in by. minChunkShift is its base-2 logarithm.
+const (
+	minChunkShift = 12
+	minChunk      = 1 << minChunkShift
+)
 
 // maxStreamChunk is the largest chunk a Tee takes once it only streams (the
 // chunk no budget is charged for), so that a streaming body holds at most
@@ -47,7 +51,7 @@ var testHookPut atomic.Pointer[func(*chunk)]
 // sizeOfClass returns the capacity of class i, or of the largest class when
 // i is past it.
 func sizeOfClass(i int) int {
-	return chunkSizes[min(i, len(chunkSizes)-1)]
+	return minChunk << min(i, len(chunkSizes)-1)
 }
 
 // classFilledBy returns the largest class that n bytes fill, or the smallest
@@ -55,26 +59,33 @@ func sizeOfClass(i int) int {
 // keeps a body of known length in chunks whose capacity exceeds it by less
 // than the smallest class.
 func classFilledBy(n int64) int {
-	for i := len(chunkSizes) - 1; i > 0; i-- {
-		if int64(chunkSizes[i]) <= n {
-			return i
-		}
+	if n < minChunk {
+		return 0
 	}
-	return 0
+	// bits.Len64(n) - 1 is the base-2 logarithm of n, rounded down.
+	return min(bits.Len64(uint64(n))-1-minChunkShift, len(chunkSizes)-1)
+}
+
+// classOf returns the class of capacity size, or -1 if no class has it.
+func classOf(size int) int {
+	// size&(size-1) == 0 holds for a power of two only.
+	if size < minChunk || size > chunkSizes[len(chunkSizes)-1] || size&(size-1) != 0 {
+		return -1
+	}
+	return bits.TrailingZeros(uint(size)) - minChunkShift
 }
 
 // getChunk returns an empty chunk of capacity size. Sizes of a class come
 // from its pool; any other size is allocated.
 func getChunk(size int) *chunk {
-	for i, s := range chunkSizes {
-		if s == size {
-			if c, ok := chunkPools[i].Get().(*chunk); ok {
-				return c
-			}
-			return &chunk{buf: make([]byte, 0, s), class: i}
-		}
+	i := classOf(size)
+	if i < 0 {
+		return &chunk{buf: make([]byte, 0, size), class: -1}
 	}
-	return &chunk{buf: make([]byte, 0, size), class: -1}
+	if c, ok := chunkPools[i].Get().(*chunk); ok {
+		return c
+	}
+	return &chunk{buf: make([]byte, 0, size), class: i}
 }
 
 // putChunk gives c back to its pool. The caller must own c: no log, filler or
@@ -96,23 +107,11 @@ func putChunk(c *chunk) {
 // preferring want: want itself if it fits, else the largest class that fits,
 // else exactly room.
 func fitChunk(want int, room int64) int {
-	if int64(want) <= room {
+	switch {
+	case int64(want) <= room:
 		return want
+	case room < minChunk:
+		return int(room)
 	}
-	for i := len(chunkSizes) - 1; i >= 0; i-- {
-		if int64(chunkSizes[i]) <= room {
-			return chunkSizes[i]
-		}
-	}
-	return int(room)
-}
-
-// smallerChunk returns the largest class below size, or 0 if there is none.
-func smallerChunk(size int) int {
-	for i := len(chunkSizes) - 1; i >= 0; i-- {
-		if chunkSizes[i] < size {
-			return chunkSizes[i]
-		}
-	}
-	return 0
+	return sizeOfClass(classFilledBy(room))
 }

@@ -36,9 +36,8 @@ func TestChunkClasses(t *testing.T) {
 }
 
 // fitChunk gives want if it fits in room, else the largest class that fits,
-// else exactly room; smallerChunk gives the largest class strictly below a
-// size, or 0.
-func TestFitAndSmallerChunk(t *testing.T) {
+// else exactly room.
+func TestFitChunk(t *testing.T) {
 	for _, tc := range []struct {
 		want int
 		room int64
@@ -60,12 +59,46 @@ func TestFitAndSmallerChunk(t *testing.T) {
 			t.Errorf("fitChunk(%d, %d) = %d, want %d", tc.want, tc.room, got, tc.got)
 		}
 	}
-	for _, tc := range []struct{ size, want int }{
-		{4 << 10, 0}, {4<<10 + 1, 4 << 10}, {8 << 10, 4 << 10}, {16 << 10, 8 << 10}, {20000, 16 << 10},
-		{64 << 10, 32 << 10}, {1 << 20, 512 << 10}, {1<<20 + 1, 1 << 20}, {4 << 20, 1 << 20}, {1 << 30, 1 << 20},
+}
+
+// Budget.takeFree charges what is asked if it is free, else the largest class
+// that is free, else nothing.
+func TestTakeFree(t *testing.T) {
+	for _, tc := range []struct {
+		size int
+		free int64
+		want int
+	}{
+		{8 << 10, 8 << 10, 8 << 10}, {8 << 10, 8<<10 - 1, 4 << 10}, {8 << 10, 4<<10 + 1, 4 << 10},
+		{4 << 10, 4<<10 - 1, 0}, {3000, 3000, 3000}, {3000, 2999, 0}, {20000, 19999, 16 << 10},
+		{64 << 10, 30000, 16 << 10}, {1 << 20, 1<<20 - 1, 512 << 10}, {1 << 20, 4 << 20, 1 << 20},
+		{1 << 20, 0, 0},
 	} {
-		if got := smallerChunk(tc.size); got != tc.want {
-			t.Errorf("smallerChunk(%d) = %d, want %d", tc.size, got, tc.want)
+		b := NewBudget(tc.free)
+		if got := b.takeFree(&Tee{}, tc.size); got != tc.want || b.InUse() != int64(tc.want) {
+			t.Errorf("takeFree(%d) with %d free = %d, holding %d; want %d", tc.size, tc.free, got, b.InUse(), tc.want)
+		}
+	}
+}
+
+// classOf is the class of each class's capacity, and -1 for any other size.
+func TestClassOf(t *testing.T) {
+	for i, size := range chunkSizes {
+		if size != minChunk<<i {
+			t.Errorf("chunkSizes[%d] = %d, want minChunk << %d = %d", i, size, i, minChunk<<i)
+		}
+		for _, odd := range []int{size - 1, size + 1} {
+			if got := classOf(odd); got != -1 {
+				t.Errorf("classOf(%d) = %d, want -1", odd, got)
+			}
+		}
+		if got := classOf(size); got != i {
+			t.Errorf("classOf(%d) = %d, want %d", size, got, i)
+		}
+	}
+	for _, odd := range []int{0, 1, 3000, 2 << 20, 3 << 10} {
+		if got := classOf(odd); got != -1 {
+			t.Errorf("classOf(%d) = %d, want -1", odd, got)
 		}
 	}
 }
