@@ -77,7 +77,6 @@ func (b *Budget) Yields() int64 { return b.yields.Load() }
 // Nobody yields for it: t's bytes have not arrived yet.
 func (b *Budget) takeFree(t *Tee, size int) int {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if free := b.total - b.used; int64(size) > free {
 		size = 0
 		if free >= minChunk {
@@ -87,6 +86,7 @@ func (b *Budget) takeFree(t *Tee, size int) int {
 	if size > 0 {
 		b.chargeLocked(t, int64(size))
 	}
+	b.mu.Unlock()
 	return size
 }
 
@@ -112,8 +112,8 @@ func (b *Budget) take(t *Tee, n, cover int64) bool {
 // give returns n bytes charged to t, whose mu the caller holds.
 func (b *Budget) give(t *Tee, n int64) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.chargeLocked(t, -n)
+	b.mu.Unlock()
 }
 
 // offer tells the budget what a yield of t, whose mu the caller holds and
@@ -124,7 +124,6 @@ func (b *Budget) give(t *Tee, n int64) {
 // heap: a reclaim never looks at it.
 func (b *Budget) offer(t *Tee, freeable int64) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	t.yieldKey = freeable
 	switch {
 	case freeable > 0 && t.slot < 0:
@@ -134,6 +133,7 @@ func (b *Budget) offer(t *Tee, freeable int64) {
 	case t.slot >= 0:
 		heap.Remove(&b.yieldable, t.slot)
 	}
+	b.mu.Unlock()
 }
 
 // retire takes t, whose mu the caller holds and which can no longer be
@@ -141,11 +141,11 @@ func (b *Budget) offer(t *Tee, freeable int64) {
 // charged until it gives it back.
 func (b *Budget) retire(t *Tee) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if t.slot >= 0 {
 		heap.Remove(&b.yieldable, t.slot)
 	}
 	t.yieldKey = 0
+	b.mu.Unlock()
 }
 
 // reclaimLocked makes one replayable body yield to t, whose mu the caller

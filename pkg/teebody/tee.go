@@ -180,12 +180,11 @@ func (t *Tee) NewReader() (io.ReadCloser, error) {
 // Close, does nothing.
 func (t *Tee) Seal() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.over {
-		return
+	if !t.over {
+		t.refuseLocked(errStreamedPast)
+		t.trimLocked()
 	}
-	t.refuseLocked(errStreamedPast)
-	t.trimLocked()
+	t.mu.Unlock()
 }
 
 // Close ends the request. It never blocks on the source and never calls it.
@@ -258,14 +257,12 @@ func (t *Tee) release() {
 // ReasonClosed, unless an earlier reason applies.
 func (t *Tee) ReplayErr() error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch {
-	case t.replayErr != nil:
-		return t.replayErr
-	case t.over:
-		return errOver
+	err := t.replayErr
+	if err == nil && t.over {
+		err = errOver
 	}
-	return nil
+	t.mu.Unlock()
+	return err
 }
 
 // chunkAtLocked returns the kept chunk that holds offset off, which must be
