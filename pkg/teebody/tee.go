@@ -2,7 +2,6 @@ package teebody
 
 import (
 	"io"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -268,8 +267,16 @@ func (t *Tee) ReplayErr() error {
 // chunkAtLocked returns the kept chunk that holds offset off, which must be
 // in [t.start, t.end).
 func (t *Tee) chunkAtLocked(off int64) *chunk {
-	i := sort.Search(len(t.log), func(i int) bool { return t.log[i].at > off })
-	return t.log[i-1]
+	// A binary search for the last chunk that starts at or below off.
+	lo, hi := 0, len(t.log)-1
+	for lo < hi {
+		if mid := int(uint(lo+hi+1) >> 1); t.log[mid].at <= off {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return t.log[lo]
 }
 
 // refuseLocked ends replays for err's reason, unless they had already
