@@ -280,20 +280,20 @@ func (t *Transport) end(tee *teebody.Tee) {
 
 func (t *Transport) track() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.live == 0 {
 		t.idle = make(chan struct{})
 	}
 	t.live++
+	t.mu.Unlock()
 }
 
 func (t *Transport) untrack() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.live--
 	if t.live == 0 {
 		close(t.idle)
 	}
+	t.mu.Unlock()
 }
 
 // Drain waits until every request t has buffered has let go of what it
