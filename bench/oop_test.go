@@ -68,7 +68,8 @@ func oopOrder(seed, round uint64) []oopCell {
 // proxy-gc its GC cycles per upload; MB/s and ns/op are the client's wall
 // time for oopWorkers at once, p50-s and p99-s its latency per upload;
 // in-KiB/read is the mean read of the proxy's inbound connections, in-reads
-// their reads per upload.
+// their reads per upload. With BENCH_CALLGRIND_DIR set (callgrindEnv), the
+// proxy runs under callgrind and proxy-instr is its instructions per upload.
 func BenchmarkOutOfProcess(b *testing.B) {
 	seed, round := envUint(b, "BENCH_SEED"), envUint(b, "BENCH_ROUND")
 	up, line := startChild(b, nil, roleEnv+"="+roleUpstream)
@@ -94,15 +95,27 @@ type oopProxy struct {
 	p        *child
 	tr       *http.Transport
 	s        sender
-	measured time.Duration // the proxy's CPU time in the measured runs
+	measured time.Duration     // the proxy's CPU time in the measured runs
+	cg       *callgrindCounter // the proxy's instructions, when callgrindEnv is set
 }
 
 // startOOPProxy starts the proxy of c and warms it up (warmUp).
 func startOOPProxy(tb testing.TB, c oopCell, upURL, cert string) *oopProxy {
-	p, proxyURL := startChild(tb, strings.Fields(os.Getenv(proxyWrapEnv)), roleEnv+"="+roleProxy, kindEnv+"="+c.kind,
-		upstreamEnv+"="+upURL, upstreamCertEnv+"="+cert)
+	env := []string{roleEnv + "=" + roleProxy, kindEnv + "=" + c.kind, upstreamEnv + "=" + upURL, upstreamCertEnv + "=" + cert}
+	wrap := strings.Fields(os.Getenv(proxyWrapEnv))
+	cgWrap, godebug := callgrindWrap(c)
+	if cgWrap != nil {
+		if len(wrap) > 0 {
+			tb.Fatalf("%s and %s are both set", proxyWrapEnv, callgrindEnv)
+		}
+		wrap, env = cgWrap, append(env, godebug)
+	}
+	p, proxyURL := startChild(tb, wrap, env...)
 	tr := &http.Transport{MaxIdleConnsPerHost: oopWorkers, DisableCompression: true}
 	op := &oopProxy{c: c, p: p, tr: tr, s: sender{url: proxyURL, hc: &http.Client{Transport: tr}}}
+	if cgWrap != nil {
+		op.cg = newCallgrindCounter(c, p.cmd.Process.Pid)
+	}
 	if err := op.warmUp(tb); err != nil {
 		op.stop(tb)
 		tb.Fatalf("%v: warm-up: %v", c, err)
@@ -160,11 +173,17 @@ func (op *oopProxy) measure(b *testing.B) {
 		profile = filepath.Join(dir, fmt.Sprintf("cpu-%s-%s.out", proxytest.SizeName(op.c.size), op.c.kind))
 		op.p.command(b, "profile start "+profile)
 	}
+	if op.cg != nil {
+		op.cg.start(b)
+	}
 	u0 := op.p.usage(b)
 	b.ResetTimer()
 	st := op.s.run(b.Context(), b.N, oopWorkers, op.c.size, nil)
 	b.StopTimer()
 	d := op.p.usage(b).since(u0)
+	if op.cg != nil {
+		b.ReportMetric(float64(op.cg.stop(b))/float64(b.N), "proxy-instr")
+	}
 	if profile != "" {
 		op.p.command(b, "profile stop")
 	}

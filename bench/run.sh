@@ -6,7 +6,10 @@
 # order drawn from SEED and the round (recorded in the page). Between them run
 # ROUNDS rounds of the in-process benchmarks that hold the memory and GOAWAY
 # goals (BenchmarkLoad, BenchmarkGoaway, BenchmarkSlowClient; the transports'
-# order rotating), then SWEEP_ROUNDS rounds of the concurrency sweep. Then it
+# order rotating), then SWEEP_ROUNDS rounds of the concurrency sweep, then
+# INSTR_ROUNDS rounds of the out-of-process cells at 1 KiB and 64 KiB (floor
+# and teebody) with the proxy under valgrind's callgrind, which counts its
+# instructions (skipped without valgrind). Then it
 # takes a mutex profile at the sweep's top level and CPU profiles of the
 # out-of-process proxy at 64 KiB and 1 MiB (plain, floor and teebody: adaptive
 # runs teebody's code at 64 KiB and plain's above), and bench/report (its own module,
@@ -14,7 +17,7 @@
 # benchstat's tables. About 9 minutes on 2 cores with the defaults, more on a
 # busy machine.
 #
-#   OOP_ROUNDS=9 ROUNDS=4 SWEEP_ROUNDS=3 BENCHTIME=1s SLOWTIME=3x SEED=N OUT=docs/BENCHMARKS.md bash bench/run.sh
+#   OOP_ROUNDS=9 ROUNDS=4 SWEEP_ROUNDS=3 INSTR_ROUNDS=3 INSTRTIME=500x BENCHTIME=1s SLOWTIME=3x SEED=N OUT=docs/BENCHMARKS.md bash bench/run.sh
 #
 # KEEP=DIR keeps the raw output, the profiles and meta.env in DIR;
 # REPORT_FROM=DIR rewrites OUT from such a DIR without running anything.
@@ -25,6 +28,8 @@ root=$PWD
 OOP_ROUNDS=${OOP_ROUNDS:-9}
 ROUNDS=${ROUNDS:-4}
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-3}
+INSTR_ROUNDS=${INSTR_ROUNDS:-3}
+INSTRTIME=${INSTRTIME:-500x}
 BENCHTIME=${BENCHTIME:-1s}
 SLOWTIME=${SLOWTIME:-3x}
 OUT=${OUT:-docs/BENCHMARKS.md}
@@ -44,6 +49,7 @@ else
 		trap 'rm -rf "$work"' EXIT
 	fi
 	: >"$work/raw.txt"
+	: >"$work/instr.txt"
 
 	started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 	t0=$(date +%s)
@@ -63,8 +69,10 @@ else
 	slow="-test.bench ^BenchmarkSlowClient\$ -test.benchtime $SLOWTIME"
 	sweep="-test.bench ^BenchmarkSweep\$ -test.benchtime 1x"
 	mutex="-test.bench ^BenchmarkSweep/conc=2048/transport=teebody/size=1KiB\$ -test.benchtime 1x -test.mutexprofile mutex.out -test.mutexprofilefraction 1"
+	instr="-test.bench ^BenchmarkOutOfProcess\$/^size=(1KiB|64KiB)/transport=(floor|teebody)\$ -test.benchtime $INSTRTIME"
 	cpu="-test.bench ^BenchmarkOutOfProcess\$/^size=(64KiB|1MiB)/transport=(plain|floor|teebody)\$ -test.benchtime 2s"
 	bench_command="go test -c -o bench.test ./bench; for i in 1..$OOP_ROUNDS: BENCH_SEED=$seed BENCH_ROUND=\$i ./bench.test $oop, and while i ≤ $ROUNDS: BENCH_ROUND=\$i ./bench.test $fast, then $slow; for i in 1..$SWEEP_ROUNDS: BENCH_ROUND=\$i ./bench.test $sweep; then ./bench.test $mutex; BENCH_PROFILE_DIR=. ./bench.test $cpu"
+	instr_command="for i in 1..$INSTR_ROUNDS: BENCH_SEED=$seed BENCH_ROUND=\$i BENCH_CALLGRIND_DIR=DIR ./bench.test $instr"
 
 	for i in $(seq 1 "$OOP_ROUNDS"); do
 		echo "== round $i of $OOP_ROUNDS ($(($(date +%s) - t0)) s)" >&2
@@ -84,6 +92,18 @@ else
 		# shellcheck disable=SC2086
 		BENCH_ROUND=$i $t $sweep | tee -a "$work/raw.txt"
 	done
+	if command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
+		mkdir -p "$work/callgrind"
+		for i in $(seq 1 "$INSTR_ROUNDS"); do
+			echo "== callgrind round $i of $INSTR_ROUNDS ($(($(date +%s) - t0)) s)" >&2
+			# shellcheck disable=SC2086
+			BENCH_SEED=$seed BENCH_ROUND=$i BENCH_CALLGRIND_DIR=$work/callgrind $t $instr | tee -a "$work/instr.txt"
+		done
+		rm -rf "$work/callgrind"
+	else
+		echo "run.sh: valgrind not found, no instruction counts" >&2
+		instr_command=""
+	fi
 	echo "== noisy neighbours ($(($(date +%s) - t0)) s)" >&2
 	# One run of each scenario; the section goes after the report's page.
 	# shellcheck disable=SC2086
@@ -123,14 +143,21 @@ else
 		printf 'commit=%q\n' "$commit"
 		printf 'seed=%q\n' "$seed"
 		printf 'bench_command=%q\n' "$bench_command"
+		printf 'instr_command=%q\n' "$instr_command"
 	} >"$work/meta.env"
 fi
+
+# A run kept before the callgrind rounds existed has no instr.txt.
+instr_file=$work/instr.txt
+[ -f "$instr_file" ] || instr_file=""
 
 # benchstat and the report come from bench/report's module (its tool
 # directive and its x/perf requirement), never from the library's go.mod.
 (cd bench/report && go tool benchstat -col '/transport@(plain floor teebody adaptive readall)' "$work/raw.txt") >"$work/benchstat.txt"
 (cd bench/report && go run . \
 	-raw "$work/raw.txt" \
+	-instr "$instr_file" \
+	-instr-command "${instr_command:-}" \
 	-benchstat "$work/benchstat.txt" \
 	-mutex "$work/mutex.txt" \
 	-cpu "$work/cpu.txt" \
