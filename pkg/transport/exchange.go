@@ -17,6 +17,9 @@ type exchange struct {
 	tee *teebody.Tee
 	up  upstream      // the upstream's key in adaptive mode, else zero
 	rt  *requestTrace // nil without a BodyTrace
+	// hooks are the BodyTraces and Reports of the request's context, or
+	// nil.
+	hooks *hooks
 	// wire is what out's current attempt wrote, traced only for a request
 	// net/http's HTTP/1 transport sends again after writing it (traceWire).
 	wire wire

@@ -28,16 +28,6 @@ type Report struct {
 	PeakBytes int64
 }
 
-// reportKey is the context key of a request's reports.
-type reportKey struct{}
-
-// reports is what WithReport puts in a context: its Report, and the ones of
-// the contexts it derives from, so that none hides another.
-type reports struct {
-	r     *Report
-	outer *reports // nil for the first
-}
-
 // WithReport returns a copy of ctx that makes RoundTrip fill in r for a
 // request with that context. A Report serves one request. RoundTrip fills
 // in every Report of the context, so that an access log and a tracer can
@@ -46,30 +36,31 @@ func WithReport(ctx context.Context, r *Report) context.Context {
 	if r == nil {
 		panic("transport: WithReport with a nil *Report")
 	}
-	outer, _ := ctx.Value(reportKey{}).(*reports)
-	return context.WithValue(ctx, reportKey{}, &reports{r: r, outer: outer})
+	return withHook(ctx, hooks{report: r})
 }
 
-// fill sets every Report of ctx to r.
-func fill(ctx context.Context, r Report) {
-	for rs, _ := ctx.Value(reportKey{}).(*reports); rs != nil; rs = rs.outer {
-		*rs.r = r
+// fill sets every Report of h to r.
+func fill(h *hooks, r Report) {
+	for ; h != nil; h = h.outer {
+		if h.report != nil {
+			*h.report = r
+		}
 	}
 }
 
-// reportPassThrough records in the Reports of ctx, if any, that the request
+// reportPassThrough records in the Reports of h, if any, that the request
 // passed through for reason.
-func reportPassThrough(ctx context.Context, reason PassThroughReason) {
-	fill(ctx, Report{PassThrough: reason})
+func reportPassThrough(h *hooks, reason PassThroughReason) {
+	fill(h, Report{PassThrough: reason})
 }
 
-// reportBuffered records in the Reports of ctx, if any, what tee did.
+// reportBuffered records in the Reports of h, if any, what tee did.
 // answered says that a response came: the newest follower's attempt got it,
 // so it was sent, though the inner RoundTripper may not have read the body
 // yet (HTTP/2 writes it in a goroutine of its own, and an upstream may
 // answer first).
-func reportBuffered(ctx context.Context, tee *teebody.Tee, answered bool) {
-	if ctx.Value(reportKey{}) == nil {
+func reportBuffered(h *hooks, tee *teebody.Tee, answered bool) {
+	if !h.hasReport() {
 		return // Tee.Usage takes its lock: not for nothing
 	}
 	u := tee.Usage()
@@ -77,5 +68,5 @@ func reportBuffered(ctx context.Context, tee *teebody.Tee, answered bool) {
 	if answered && !u.NewestRead {
 		attempts++
 	}
-	fill(ctx, Report{Buffered: true, Attempts: attempts, Refused: u.Refused, PeakBytes: u.PeakBytes})
+	fill(h, Report{Buffered: true, Attempts: attempts, Refused: u.Refused, PeakBytes: u.PeakBytes})
 }

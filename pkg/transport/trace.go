@@ -56,16 +56,6 @@ type BodyTrace struct {
 	BodyReleased func()
 }
 
-// bodyTraceKey is the context key of a request's traces.
-type bodyTraceKey struct{}
-
-// bodyTraces is what WithBodyTrace puts in a context: its trace, and the
-// ones of the contexts it derives from.
-type bodyTraces struct {
-	t     *BodyTrace
-	outer *bodyTraces // nil for the first
-}
-
 // WithBodyTrace returns a new context based on ctx. A Transport calls the
 // hooks of trace for a request made with it, in addition to those of the
 // traces ctx already carries. trace's hooks are called first. trace is
@@ -74,26 +64,12 @@ func WithBodyTrace(ctx context.Context, trace *BodyTrace) context.Context {
 	if trace == nil {
 		panic("transport: WithBodyTrace with a nil *BodyTrace")
 	}
-	outer, _ := ctx.Value(bodyTraceKey{}).(*bodyTraces)
-	return context.WithValue(ctx, bodyTraceKey{}, &bodyTraces{t: trace, outer: outer})
+	return withHook(ctx, hooks{trace: trace})
 }
 
-// bodyTracesOf returns the traces of ctx, or nil.
-func bodyTracesOf(ctx context.Context) *bodyTraces {
-	ts, _ := ctx.Value(bodyTraceKey{}).(*bodyTraces)
-	return ts
-}
-
-// each calls f with every trace of ts, the newest first. A nil ts has none.
-func (ts *bodyTraces) each(f func(*BodyTrace)) {
-	for ; ts != nil; ts = ts.outer {
-		f(ts.t)
-	}
-}
-
-// tracePassThrough calls the PassedThrough hooks of ctx, if any.
-func tracePassThrough(ctx context.Context, reason PassThroughReason) {
-	bodyTracesOf(ctx).each(func(t *BodyTrace) {
+// tracePassThrough calls the PassedThrough hooks of h, if any.
+func tracePassThrough(h *hooks, reason PassThroughReason) {
+	h.eachTrace(func(t *BodyTrace) {
 		if t.PassedThrough != nil {
 			t.PassedThrough(reason)
 		}
@@ -102,7 +78,7 @@ func tracePassThrough(ctx context.Context, reason PassThroughReason) {
 
 // traceResend calls the Resend hooks of ctx, if any.
 func traceResend(ctx context.Context, err error) {
-	bodyTracesOf(ctx).each(func(t *BodyTrace) {
+	hooksOf(ctx).eachTrace(func(t *BodyTrace) {
 		if t.Resend != nil {
 			t.Resend(err)
 		}
@@ -113,19 +89,19 @@ func traceResend(ctx context.Context, err error) {
 // context, and the sends it has started. A nil *requestTrace, a request
 // without traces, does nothing and costs nothing.
 type requestTrace struct {
-	ts     *bodyTraces                // not nil
+	ts     *hooks                     // holds a trace
 	sends  atomic.Int32               // the SendStart calls made
 	newest atomic.Pointer[tracedBody] // the body handed out last
 }
 
-// newRequestTrace returns the trace of a buffered request with ctx, and
-// calls its BodyKept hooks. It returns nil if ctx carries no trace.
-func newRequestTrace(ctx context.Context) *requestTrace {
-	ts := bodyTracesOf(ctx)
-	if ts == nil {
+// newRequestTrace returns the trace of a buffered request whose context
+// has the hooks ts, and calls their BodyKept hooks. It returns nil if ts
+// holds no trace.
+func newRequestTrace(ts *hooks) *requestTrace {
+	if !ts.hasTrace() {
 		return nil
 	}
-	ts.each(func(t *BodyTrace) {
+	ts.eachTrace(func(t *BodyTrace) {
 		if t.BodyKept != nil {
 			t.BodyKept()
 		}
@@ -135,7 +111,7 @@ func newRequestTrace(ctx context.Context) *requestTrace {
 
 // released calls the BodyReleased hooks.
 func (rt *requestTrace) released() {
-	rt.ts.each(func(t *BodyTrace) {
+	rt.ts.eachTrace(func(t *BodyTrace) {
 		if t.BodyReleased != nil {
 			t.BodyReleased()
 		}
@@ -150,7 +126,7 @@ func (rt *requestTrace) body(follower io.ReadCloser, first bool) io.ReadCloser {
 		return follower
 	}
 	if !first {
-		rt.ts.each(func(t *BodyTrace) {
+		rt.ts.eachTrace(func(t *BodyTrace) {
 			if t.GotReplay != nil {
 				t.GotReplay()
 			}
@@ -171,7 +147,7 @@ func (rt *requestTrace) refused(err error) {
 	if !ok {
 		return
 	}
-	rt.ts.each(func(t *BodyTrace) {
+	rt.ts.eachTrace(func(t *BodyTrace) {
 		if t.ReplayRefused != nil {
 			t.ReplayRefused(nre.Reason())
 		}
@@ -208,7 +184,7 @@ func (b *tracedBody) start() {
 		return
 	}
 	attempt := int(b.rt.sends.Add(1))
-	b.rt.ts.each(func(t *BodyTrace) {
+	b.rt.ts.eachTrace(func(t *BodyTrace) {
 		if t.SendStart != nil {
 			t.SendStart(attempt)
 		}

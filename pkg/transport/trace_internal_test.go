@@ -12,11 +12,12 @@ import (
 // TestAllocsBodyTraceNone pins that the trace's calls in RoundTrip,
 // GetBody and send allocate nothing for a context without a BodyTrace.
 func TestAllocsBodyTraceNone(t *testing.T) {
-	ctx := context.WithValue(context.Background(), reportKey{}, (*reports)(nil)) // another value, to look past
+	ctx := WithReport(context.Background(), new(Report)) // hooks, but no trace
 	refusal := teebody.ErrNotReplayable
 	allocs := testing.AllocsPerRun(100, func() {
-		tracePassThrough(ctx, PassThroughNoBody)
-		rt := newRequestTrace(ctx)
+		hs := hooksOf(ctx)
+		tracePassThrough(hs, PassThroughNoBody)
+		rt := newRequestTrace(hs)
 		_ = rt.body(http.NoBody, true)
 		rt.refused(refusal)
 		rt.answered()

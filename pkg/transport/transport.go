@@ -144,10 +144,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	c.buffered.Add(1)
-	rt := newRequestTrace(req.Context()) // nil without a BodyTrace
+	hs := hooksOf(req.Context())
+	rt := newRequestTrace(hs) // nil without a BodyTrace
 
 	t.track()
-	x := &exchange{t: t, up: up, rt: rt}
+	x := &exchange{t: t, up: up, rt: rt, hooks: hs}
 	tee := teebody.New(req.Body, teebody.WithLimit(limit), teebody.WithBudget(t.budget),
 		teebody.WithOnDone(x.done), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
 	x.tee = tee
@@ -194,7 +195,7 @@ func (t *Transport) sendBuffered(x *exchange, req *http.Request) (*http.Response
 	}
 	if err != nil {
 		handedOver = plant == plantSkipEnd // a defect planted in a test build (plant.go)
-		reportBuffered(req.Context(), x.tee, false)
+		reportBuffered(x.hooks, x.tee, false)
 		t.noteFailure(x.up, err)
 		return nil, err
 	}
@@ -202,7 +203,7 @@ func (t *Transport) sendBuffered(x *exchange, req *http.Request) (*http.Response
 	// one has read can go (docs/design.md, life cycle: Sealed).
 	x.tee.Seal()
 	x.rt.answered()
-	reportBuffered(req.Context(), x.tee, true)
+	reportBuffered(x.hooks, x.tee, true)
 	resp.Request = req
 	handedOver = true
 	if isEmpty(req, resp) {
@@ -220,8 +221,9 @@ func (t *Transport) sendBuffered(x *exchange, req *http.Request) (*http.Response
 // passThrough hands req to the inner RoundTripper untouched, for reason.
 func (t *Transport) passThrough(req *http.Request, reason PassThroughReason) (*http.Response, error) {
 	t.counters.passed[reason].Add(1)
-	reportPassThrough(req.Context(), reason)
-	tracePassThrough(req.Context(), reason)
+	hs := hooksOf(req.Context())
+	reportPassThrough(hs, reason)
+	tracePassThrough(hs, reason)
 	return t.inner.RoundTrip(req)
 }
 
