@@ -172,7 +172,7 @@ func (t *Tee) publishLocked(c *chunk, got []byte) {
 	c.buf = c.buf[:len(c.buf)+len(got)]
 	t.end += int64(len(got))
 	t.trimLocked()
-	t.data.Broadcast()
+	t.wakeReadersLocked()
 }
 
 // endLocked records the source's terminal result and wakes the followers. It
@@ -181,7 +181,7 @@ func (t *Tee) publishLocked(c *chunk, got []byte) {
 func (t *Tee) endLocked(err error) (closeSource bool) {
 	t.dropFreshLocked()
 	t.srcErr = err
-	t.data.Broadcast()
+	t.wakeReadersLocked()
 	if err == io.EOF {
 		t.sourceClosing = true
 		return true

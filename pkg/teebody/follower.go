@@ -81,7 +81,9 @@ func (f *follower) readLocked(p []byte) (int, error) {
 		if !t.fillerOn {
 			t.startFillerLocked()
 		}
+		t.waiting++
 		t.data.Wait()
+		t.waiting--
 	}
 }
 
@@ -94,7 +96,7 @@ func (f *follower) Close() error {
 	t.mu.Lock()
 	if !f.closed {
 		f.closed = true
-		t.data.Broadcast()
+		t.wakeReadersLocked()
 	}
 	after := f.doneLocked() // Tee.AfterStreamed's function, run without the lock
 	t.mu.Unlock()

@@ -57,6 +57,9 @@ type Tee struct {
 	// filler after the source returned io.EOF, or else by Close.
 	sourceClosing bool
 	over          bool // Close was called: the request is over
+	// madeYield is set, by the budget while the filler holds mu, once
+	// another body has yielded to this one; it never makes another yield.
+	madeYield bool
 
 	// replayErr is nil while every byte read is kept, so that a new follower
 	// can start from offset 0. Once set (overflow, Seal or a yield) it never
@@ -67,6 +70,7 @@ type Tee struct {
 	first     follower  // the first follower, kept here so that it costs no allocation
 	handedOut int       // followers handed out so far
 	readFrom  int       // followers that have been read from
+	waiting   int       // followers waiting on data
 	refused   Reason    // why NewReader first refused a follower, or 0
 	peak      int64     // the most charged at once
 
@@ -84,10 +88,6 @@ type Tee struct {
 	// before mu is let go (Budget.offer).
 	freeable       int64
 	freeableChunks int
-
-	// madeYield is set, by the budget while the filler holds mu, once
-	// another body has yielded to this one; it never makes another yield.
-	madeYield bool
 
 	// budgeted, yieldKey and slot belong to the budget, which guards them
 	// with its own mu: what the Tee holds of it, what the budget knows a
@@ -221,8 +221,10 @@ func (t *Tee) Close() error {
 	t.newest = nil
 	t.afterStreamed = nil
 	t.dropAllLocked()
-	t.data.Broadcast()
-	t.room.Broadcast()
+	t.wakeReadersLocked()
+	if t.fillerWaiting {
+		t.room.Signal()
+	}
 	closeSource := !t.sourceClosing
 	t.sourceClosing = true
 	t.mu.Unlock()
@@ -264,6 +266,14 @@ func (t *Tee) ReplayErr() error {
 	return err
 }
 
+// wakeReadersLocked wakes the followers that wait on data, if any: a
+// Broadcast that finds nobody waiting still costs its checks.
+func (t *Tee) wakeReadersLocked() {
+	if t.waiting > 0 {
+		t.data.Broadcast()
+	}
+}
+
 // chunkAtLocked returns the kept chunk that holds offset off, which must be
 // in [t.start, t.end).
 func (t *Tee) chunkAtLocked(off int64) *chunk {
@@ -290,7 +300,7 @@ func (t *Tee) refuseLocked(err error) {
 	if t.budget != nil {
 		t.budget.retire(t)
 	}
-	t.data.Broadcast()
+	t.wakeReadersLocked()
 }
 
 // countFreeableLocked counts, while replays are possible, the full chunks
@@ -328,7 +338,7 @@ func (t *Tee) yieldLocked() (freed int64) {
 		return -1
 	}
 	t.replayErr = errYielded
-	t.data.Broadcast()
+	t.wakeReadersLocked()
 	return t.dropReadLocked()
 }
 
