@@ -42,7 +42,7 @@ func callgrindWrap(c oopCell) (wrap []string, godebug string) {
 	if g := os.Getenv("GODEBUG"); g != "" {
 		godebug += "," + g
 	}
-	return []string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + out}, godebug
+	return []string{"valgrind", "--quiet", "--tool=callgrind", "--callgrind-out-file=" + out}, godebug
 }
 
 // A callgrindCounter counts the instructions of one proxy process between
