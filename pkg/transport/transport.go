@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -273,8 +272,9 @@ func (t *Transport) trace(up upstream) {
 // buffering short, then closes the Tee, which never blocks. It is called
 // exactly once per Tee.
 func (t *Transport) end(tee *teebody.Tee) {
-	// errors.AsType, not errors.As: As's target escapes, one allocation per request.
-	if nre, ok := errors.AsType[teebody.NotReplayableError](tee.ReplayErr()); ok && nre.Reason() == teebody.ReasonNoBudget {
+	// ReplayErr returns a NotReplayableError unwrapped, so a type assertion
+	// finds it without errors.AsType's walk of a chain.
+	if nre, ok := tee.ReplayErr().(teebody.NotReplayableError); ok && nre.Reason() == teebody.ReasonNoBudget {
 		t.counters.budgetRefusals.Add(1)
 	}
 	tee.Close() // Drain learns of the Tee's end through WithOnDone(exchange.done)
