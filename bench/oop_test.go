@@ -129,7 +129,7 @@ func startOOPProxy(tb testing.TB, c oopCell, upURL, cert string) *oopProxy {
 // warmFaultShare of the pages a body fills, or than one page for a body of
 // fewer pages than 1/warmFaultShare.
 const (
-	maxWarmUpBatches = 16
+	maxWarmUpBatches = 12
 	settledBatches   = 2
 	warmFaultShare   = 1.0 / 64
 )
