@@ -274,9 +274,9 @@ func (t *Tee) wakeReadersLocked() {
 	}
 }
 
-// chunkAtLocked returns the kept chunk that holds offset off, which must be
-// in [t.start, t.end).
-func (t *Tee) chunkAtLocked(off int64) *chunk {
+// chunkAtLocked returns the index in the log of the kept chunk that holds
+// offset off, which must be in [t.start, t.end).
+func (t *Tee) chunkAtLocked(off int64) int {
 	// A binary search for the last chunk that starts at or below off.
 	lo, hi := 0, len(t.log)-1
 	for lo < hi {
@@ -286,7 +286,7 @@ func (t *Tee) chunkAtLocked(off int64) *chunk {
 			hi = mid - 1
 		}
 	}
-	return t.log[lo]
+	return lo
 }
 
 // refuseLocked ends replays for err's reason, unless they had already
