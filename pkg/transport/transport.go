@@ -35,8 +35,13 @@ type state struct {
 
 	// mu guards live and idle, the bookkeeping behind Drain.
 	mu   sync.Mutex
-	live int           // buffered requests whose Tee has not called exchange.done
+	live int           // buffered requests whose Tee has not let go
 	idle chan struct{} // closed while live == 0; replaced when live leaves 0
+
+	// untrackFunc is untrack as a func value, made once by newState: what
+	// the Tee of a request without a BodyTrace calls when it is done, in
+	// place of exchange.done, a method value allocated per request.
+	untrackFunc func()
 }
 
 // New returns a Transport that hands requests to inner (nil means
@@ -62,6 +67,7 @@ func newState(cfg Config) *state {
 	cfg = cfg.applied()
 	s := &state{cfg: cfg, enabled: cfg.enabled(), idle: make(chan struct{})}
 	close(s.idle)
+	s.untrackFunc = s.untrack
 	if s.enabled {
 		s.limit = cfg.PerRequestBytes
 		s.budget = cfg.Budget
@@ -148,8 +154,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	t.track()
 	x := &exchange{t: t, up: up, rt: rt, hooks: hs}
+	done := t.untrackFunc // without a BodyTrace, all that exchange.done does
+	if rt != nil {
+		done = x.done
+	}
 	tee := teebody.New(req.Body, teebody.WithLimit(limit), teebody.WithBudget(t.budget),
-		teebody.WithOnDone(x.done), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
+		teebody.WithOnDone(done), teebody.WithSizeHint(req.ContentLength)) // -1, unknown, is no hint
 	x.tee = tee
 	body, err := tee.NewReader()
 	if err != nil {
@@ -280,22 +290,22 @@ func (t *Transport) end(tee *teebody.Tee) {
 	tee.Close() // Drain learns of the Tee's end through WithOnDone(exchange.done)
 }
 
-func (t *Transport) track() {
-	t.mu.Lock()
-	if t.live == 0 {
-		t.idle = make(chan struct{})
+func (s *state) track() {
+	s.mu.Lock()
+	if s.live == 0 {
+		s.idle = make(chan struct{})
 	}
-	t.live++
-	t.mu.Unlock()
+	s.live++
+	s.mu.Unlock()
 }
 
-func (t *Transport) untrack() {
-	t.mu.Lock()
-	t.live--
-	if t.live == 0 {
-		close(t.idle)
+func (s *state) untrack() {
+	s.mu.Lock()
+	s.live--
+	if s.live == 0 {
+		close(s.idle)
 	}
-	t.mu.Unlock()
+	s.mu.Unlock()
 }
 
 // Drain waits until every request t has buffered has let go of what it
