@@ -414,7 +414,12 @@ func (t *Tee) dropAllLocked() {
 		keep = t.filling.charged
 	}
 	if t.budget != nil {
-		t.budget.retire(t)
+		if t.replayErr == nil {
+			// Replays end here. A Tee that refused them earlier left the
+			// bodies that can yield then (refuseLocked, or the budget's
+			// reclaim when it yielded) and never went back.
+			t.budget.retire(t)
+		}
 		if t.charged > keep {
 			t.budget.give(t, t.charged-keep)
 		}
