@@ -171,7 +171,9 @@ func (t *Tee) publishLocked(c *chunk, got []byte) {
 	}
 	c.buf = c.buf[:len(c.buf)+len(got)]
 	t.end += int64(len(got))
-	t.trimLocked()
+	if t.replayErr != nil { // while replays are possible, trimLocked drops nothing
+		t.trimLocked()
+	}
 	t.wakeReadersLocked()
 }
 
