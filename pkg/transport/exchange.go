@@ -37,8 +37,10 @@ func (x *exchange) getBody() (io.ReadCloser, error) {
 	return x.t.replay(x.tee, x.up, x.rt)
 }
 
-// done is what the Tee calls once it is done. BodyReleased runs before
-// untrack, so that Drain waits for it, and a panic of it still untracks.
+// done is what the Tee of a request with a BodyTrace calls once it is
+// done; the Tee of a request without one calls untrack alone
+// (state.untrackFunc). BodyReleased runs before untrack, so that Drain
+// waits for it, and a panic of it still untracks.
 func (x *exchange) done() {
 	defer x.t.untrack()
 	if x.rt != nil {
