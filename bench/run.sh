@@ -14,10 +14,10 @@
 # out-of-process proxy at 64 KiB and 1 MiB (plain, floor and teebody: adaptive
 # runs teebody's code at 64 KiB and plain's above), and bench/report (its own module,
 # on golang.org/x/perf) checks the goals and writes the page, with
-# benchstat's tables. About 9 minutes on 2 cores with the defaults, more on a
+# benchstat's tables. About 9 to 10 minutes on 2 cores with the defaults, more on a
 # busy machine.
 #
-#   OOP_ROUNDS=9 ROUNDS=4 SWEEP_ROUNDS=3 INSTR_ROUNDS=3 INSTRTIME=500x BENCHTIME=1s SLOWTIME=3x SEED=N OUT=docs/BENCHMARKS.md bash bench/run.sh
+#   OOP_ROUNDS=9 ROUNDS=3 SWEEP_ROUNDS=3 INSTR_ROUNDS=3 INSTRTIME=300x BENCHTIME=1s SLOWTIME=3x SEED=N OUT=docs/BENCHMARKS.md bash bench/run.sh
 #
 # KEEP=DIR keeps the raw output, the profiles and meta.env in DIR;
 # REPORT_FROM=DIR rewrites OUT from such a DIR without running anything.
@@ -26,10 +26,10 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 OOP_ROUNDS=${OOP_ROUNDS:-9}
-ROUNDS=${ROUNDS:-4}
+ROUNDS=${ROUNDS:-3}
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-3}
 INSTR_ROUNDS=${INSTR_ROUNDS:-3}
-INSTRTIME=${INSTRTIME:-500x}
+INSTRTIME=${INSTRTIME:-300x}
 BENCHTIME=${BENCHTIME:-1s}
 SLOWTIME=${SLOWTIME:-3x}
 OUT=${OUT:-docs/BENCHMARKS.md}
@@ -134,7 +134,7 @@ else
 
 	load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)
 	t1=$(date +%s)
-	elapsed="$(((t1 - t0) / 60)) min $(((t1 - t0) % 60)) s (OOP_ROUNDS=$OOP_ROUNDS, ROUNDS=$ROUNDS, SWEEP_ROUNDS=$SWEEP_ROUNDS, BENCHTIME=$BENCHTIME, SLOWTIME=$SLOWTIME)"
+	elapsed="$(((t1 - t0) / 60)) min $(((t1 - t0) % 60)) s (OOP_ROUNDS=$OOP_ROUNDS, ROUNDS=$ROUNDS, SWEEP_ROUNDS=$SWEEP_ROUNDS, INSTR_ROUNDS=$INSTR_ROUNDS, INSTRTIME=$INSTRTIME, BENCHTIME=$BENCHTIME, SLOWTIME=$SLOWTIME)"
 	{
 		printf 'started=%q\n' "$started"
 		printf 'elapsed=%q\n' "$elapsed"
