@@ -18,13 +18,13 @@ type chunk struct {
 
 // The chunk sizes, smallest first, each twice the one before: class i holds
 // minChunk << i bytes. A body's first chunk is small so that a short body
-// holds little; each later one is at most 4 KiB more than the bytes already in, so that a body that has
-// received r bytes holds at most 2r + 4 KiB. Classes that double let each
-// chunk be as large as that bound allows: a body that keeps arriving fills
-// 4, 8, 16, 32 KiB and so on, each chunk one source Read when the source has
-// the bytes. The largest is the read-ahead window (readAhead): a larger
-// chunk would hold memory that the filler may not fill before the upstream
-// takes more.
+// holds little; each later one is at most 4 KiB more than the bytes already
+// in, so that a body that has received r bytes holds at most 2r + 4 KiB.
+// Classes that double let each chunk be as large as that bound allows: a
+// body that keeps arriving fills 4, 8, 16, 32 KiB and so on, each chunk one
+// source Read when the source has the bytes. The largest is the read-ahead
+// window (readAhead): a larger chunk would hold memory that the filler may
+// not fill before the upstream takes more.
 var chunkSizes = [...]int{minChunk, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
 
 // minChunk is the smallest chunk size: a body's first chunk, and what a chunk
