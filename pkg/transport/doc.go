@@ -35,9 +35,9 @@
 // GET, HEAD, OPTIONS or TRACE, or has an Idempotency-Key or
 // X-Idempotency-Key header (golang.org/issue/19943). The upstream may have
 // processed such a request before the connection failed, so the Transport's
-// GetBody does not serve that second kind of resend: once the request's
-// headers were written on a connection that may speak HTTP/1 (any but HTTP/2
-// over TLS and quic-go's HTTP/3, as httptrace's GotConn names them), it
-// fails with an error for which ShouldRetryLater is false, as a transport
-// without GetBody does.
+// GetBody does not serve that second kind of resend. Once the request's
+// headers were written on a connection that may speak HTTP/1, GetBody fails
+// with an error for which ShouldRetryLater is false, as a transport without
+// GetBody does. Every connection may speak HTTP/1 but HTTP/2 over TLS and
+// quic-go's HTTP/3, as httptrace's GotConn names them.
 package transport
