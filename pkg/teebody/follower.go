@@ -58,8 +58,8 @@ func (f *follower) readLocked(p []byte) (int, error) {
 		case f.off < t.end:
 			// Fill p from as many chunks as hold what it asks for, so that
 			// a large caller buffer takes one Read, as from the source.
-			// Every chunk but the last is full, so the next byte after a
-			// chunk is the next chunk's first.
+			// The log has no gaps: each chunk starts where the one before
+			// it ends, so the byte after a chunk is the next chunk's first.
 			n := 0
 			for i := t.chunkAtLocked(f.off); n < len(p) && f.off < t.end; i++ {
 				c := t.log[i]
