@@ -37,12 +37,11 @@ func callgrindWrap(c oopCell) (wrap []string, godebug string) {
 	if dir == "" {
 		return nil, ""
 	}
-	out := filepath.Join(dir, fmt.Sprintf("callgrind-%s-%s.%%p.out", proxytest.SizeName(c.size), c.kind))
 	godebug = "GODEBUG=cpu.rdtscp=off,asyncpreemptoff=1"
 	if g := os.Getenv("GODEBUG"); g != "" {
 		godebug += "," + g
 	}
-	return []string{"valgrind", "--quiet", "--tool=callgrind", "--callgrind-out-file=" + out}, godebug
+	return []string{"valgrind", "--quiet", "--tool=callgrind", "--callgrind-out-file=" + callgrindOut(c)}, godebug
 }
 
 // A callgrindCounter counts the instructions of one proxy process between
@@ -54,9 +53,14 @@ type callgrindCounter struct {
 	dumps int    // dumps so far
 }
 
+// callgrindOut is the --callgrind-out-file of c's proxy processes, in
+// callgrindEnv's directory; callgrind puts the process's ID for %p.
+func callgrindOut(c oopCell) string {
+	return filepath.Join(os.Getenv(callgrindEnv), fmt.Sprintf("callgrind-%s-%s.%%p.out", proxytest.SizeName(c.size), c.kind))
+}
+
 func newCallgrindCounter(c oopCell, pid int) *callgrindCounter {
-	out := filepath.Join(os.Getenv(callgrindEnv), fmt.Sprintf("callgrind-%s-%s.%d.out", proxytest.SizeName(c.size), c.kind, pid))
-	return &callgrindCounter{pid: pid, out: out}
+	return &callgrindCounter{pid: pid, out: strings.Replace(callgrindOut(c), "%p", strconv.Itoa(pid), 1)}
 }
 
 func (cc *callgrindCounter) start(tb testing.TB) {
