@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/teebody/teebody/pkg/teebody"
 )
@@ -23,6 +24,8 @@ type exchange struct {
 	// wire is what out's current attempt wrote, traced only for a request
 	// net/http's HTTP/1 transport sends again after writing it (traceWire).
 	wire wire
+	// withheld is set once GetBody withheld a replay (errMayHaveProcessed).
+	withheld atomic.Bool
 
 	out  http.Request // a shallow copy of the caller's request, sent upstream
 	body responseBody // the response body, once a non-empty response came
@@ -32,6 +35,9 @@ type exchange struct {
 // refusal, or errMayHaveProcessed for a call that no proof stands behind.
 func (x *exchange) getBody() (io.ReadCloser, error) {
 	if x.wire.wroteOverHTTP1() {
+		x.t.counters.replaysWithheld.Add(1)
+		x.withheld.Store(true)
+		x.rt.withheld()
 		return nil, errMayHaveProcessed
 	}
 	return x.t.replay(x.tee, x.up, x.rt)

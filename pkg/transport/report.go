@@ -24,6 +24,9 @@ type Report struct {
 	Attempts int
 	// Refused is why a replay was refused, or 0 if none was.
 	Refused teebody.Reason
+	// Withheld reports whether a replay was refused for want of proof
+	// that the upstream did not process the request.
+	Withheld bool
 	// PeakBytes is the most memory held at once for the body's replays.
 	PeakBytes int64
 }
@@ -54,19 +57,20 @@ func reportPassThrough(h *hooks, reason PassThroughReason) {
 	fill(h, Report{PassThrough: reason})
 }
 
-// reportBuffered records in the Reports of h, if any, what tee did.
-// answered says that a response came: the newest follower's attempt got it,
+// reportBuffered records in the Reports of x's request, if any, what its
+// Tee and GetBody did. answered says that a response came: the newest follower's attempt got it,
 // so it was sent, though the inner RoundTripper may not have read the body
 // yet (HTTP/2 writes it in a goroutine of its own, and an upstream may
 // answer first).
-func reportBuffered(h *hooks, tee *teebody.Tee, answered bool) {
-	if !h.hasReport() {
+func reportBuffered(x *exchange, answered bool) {
+	if !x.hooks.hasReport() {
 		return // Tee.Usage takes its lock: not for nothing
 	}
-	u := tee.Usage()
+	u := x.tee.Usage()
 	attempts := u.ReadFrom
 	if answered && !u.NewestRead {
 		attempts++
 	}
-	fill(h, Report{Buffered: true, Attempts: attempts, Refused: u.Refused, PeakBytes: u.PeakBytes})
+	fill(x.hooks, Report{Buffered: true, Attempts: attempts, Refused: u.Refused,
+		Withheld: x.withheld.Load(), PeakBytes: u.PeakBytes})
 }

@@ -22,7 +22,8 @@ import (
 // reused connection, which the upstream dropped after it applied the
 // request, is applied once through the Transport, as through a transport
 // without GetBody, and its error is no proof: whether its body was kept
-// (it would be resent) or not (a 429 for an applied write).
+// (it would be resent) or not (a 429 for an applied write). The withheld
+// replay shows in Stats, the BodyTrace and the Report.
 func TestWrittenReplayableNotResent(t *testing.T) {
 	const limit = 16 << 10
 	for _, rr := range replayableRequests {
@@ -40,6 +41,13 @@ func TestWrittenReplayableNotResent(t *testing.T) {
 				tr := transport.New(inner, cfg)
 				u.warmUp(t, tr)
 				req := newRequest(t, rr.method, u.srv.URL, rr.header, bytes.Repeat([]byte("w"), size), nil)
+				var withheld atomic.Int32
+				var report transport.Report
+				ctx := transport.WithBodyTrace(req.Context(), &transport.BodyTrace{
+					ReplayWithheld: func() { withheld.Add(1) },
+					ReplayRefused:  func(r teebody.Reason) { t.Errorf("ReplayRefused(%v); want ReplayWithheld", r) },
+				})
+				req = req.WithContext(transport.WithReport(ctx, &report))
 				resp, err := tr.RoundTrip(req)
 				if err == nil {
 					resp.Body.Close()
@@ -51,8 +59,13 @@ func TestWrittenReplayableNotResent(t *testing.T) {
 					t.Errorf("the upstream applied the request %d times, want once", n)
 				}
 				drain(t, tr)
-				if st := tr.Stats(); st.ReplaysServed != 0 {
-					t.Errorf("ReplaysServed = %d, want 0", st.ReplaysServed)
+				st := tr.Stats()
+				if st.ReplaysServed != 0 || st.ReplaysWithheld != 1 || st.ReplaysRefused != (transport.RefusalStats{}) {
+					t.Errorf("ReplaysServed %d, ReplaysWithheld %d, ReplaysRefused %+v; want 0, 1, none",
+						st.ReplaysServed, st.ReplaysWithheld, st.ReplaysRefused)
+				}
+				if n := withheld.Load(); n != 1 || !report.Withheld {
+					t.Errorf("ReplayWithheld called %d times, Report.Withheld %v; want once, true", n, report.Withheld)
 				}
 			})
 		}

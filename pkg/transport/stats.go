@@ -10,13 +10,14 @@ import (
 // Stats is a snapshot of a Transport's counters, which only grow, and
 // gauges. Each field is read atomically, but the snapshot as a whole is not.
 type Stats struct {
-	Requests       int64            // RoundTrip calls
-	Buffered       int64            // requests whose body got a replay buffer
-	BufferedQuiet  int64            // of Buffered, those kept only up to the adaptive floor
-	PassedThrough  PassThroughStats // requests handed on untouched, by reason
-	ReplaysServed  int64            // bodies handed out again, by GetBody or a resend
-	ReplaysRefused RefusalStats     // GetBody calls refused, by reason
-	BudgetRefusals int64            // requests whose body the budget had no room to keep (teebody.ReasonNoBudget)
+	Requests        int64            // RoundTrip calls
+	Buffered        int64            // requests whose body got a replay buffer
+	BufferedQuiet   int64            // of Buffered, those kept only up to the adaptive floor
+	PassedThrough   PassThroughStats // requests handed on untouched, by reason
+	ReplaysServed   int64            // bodies handed out again, by GetBody or a resend
+	ReplaysRefused  RefusalStats     // GetBody calls that found no replay, by reason
+	ReplaysWithheld int64            // GetBody calls refused for want of proof that the upstream did not process the request
+	BudgetRefusals  int64            // requests whose body the budget had no room to keep (teebody.ReasonNoBudget)
 
 	RetryLaterWritten int64 // 429 answers of ErrorHandler and Responder
 	BadGatewayWritten int64 // 502 answers of ErrorHandler and Responder
@@ -86,6 +87,7 @@ type counters struct {
 	requests, buffered, bufferedQuiet atomic.Int64
 	passed                            [passThroughEnd]atomic.Int64 // by PassThroughReason
 	replaysServed                     atomic.Int64
+	replaysWithheld                   atomic.Int64
 	refused                           [refusalEnd]atomic.Int64 // by teebody.Reason
 	budgetRefusals, retryLaterWritten atomic.Int64
 	badGatewayWritten                 atomic.Int64
@@ -111,6 +113,7 @@ func (t *Transport) Stats() Stats {
 		Buffered:          c.buffered.Load(),
 		BufferedQuiet:     c.bufferedQuiet.Load(),
 		ReplaysServed:     c.replaysServed.Load(),
+		ReplaysWithheld:   c.replaysWithheld.Load(),
 		BudgetRefusals:    c.budgetRefusals.Load(),
 		RetryLaterWritten: c.retryLaterWritten.Load(),
 		BadGatewayWritten: c.badGatewayWritten.Load(),

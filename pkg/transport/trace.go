@@ -38,10 +38,16 @@ type BodyTrace struct {
 	// from RoundTrip's.
 	GotReplay func()
 
-	// ReplayRefused is called when GetBody refuses a replay, with the
+	// ReplayRefused is called when GetBody finds no replay, with the
 	// reason. It is called on the goroutine that calls GetBody, which may
 	// differ from RoundTrip's.
 	ReplayRefused func(reason teebody.Reason)
+
+	// ReplayWithheld is called when GetBody refuses a replay for want of
+	// proof that the upstream did not process the request: the request
+	// was written on an HTTP/1 connection that failed. It is called on the
+	// goroutine that calls GetBody.
+	ReplayWithheld func()
 
 	// Resend is called before RoundTrip sends the request again itself,
 	// with the error of the attempt that the upstream did not process.
@@ -135,6 +141,18 @@ func (rt *requestTrace) body(follower io.ReadCloser, first bool) io.ReadCloser {
 	b := &tracedBody{ReadCloser: follower, rt: rt}
 	rt.newest.Store(b)
 	return b
+}
+
+// withheld calls the ReplayWithheld hooks.
+func (rt *requestTrace) withheld() {
+	if rt == nil {
+		return
+	}
+	rt.ts.eachTrace(func(t *BodyTrace) {
+		if t.ReplayWithheld != nil {
+			t.ReplayWithheld()
+		}
+	})
 }
 
 // refused calls the ReplayRefused hooks with the reason of err, a refusal

@@ -204,7 +204,7 @@ func (t *Transport) sendBuffered(x *exchange, req *http.Request) (*http.Response
 	}
 	if err != nil {
 		handedOver = plant == plantSkipEnd // a defect planted in a test build (plant.go)
-		reportBuffered(x.hooks, x.tee, false)
+		reportBuffered(x, false)
 		t.noteFailure(x.up, err)
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (t *Transport) sendBuffered(x *exchange, req *http.Request) (*http.Response
 	// one has read can go (docs/design.md, life cycle: Sealed).
 	x.tee.Seal()
 	x.rt.answered()
-	reportBuffered(x.hooks, x.tee, true)
+	reportBuffered(x, true)
 	resp.Request = req
 	handedOver = true
 	if isEmpty(req, resp) {
