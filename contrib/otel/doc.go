@@ -32,6 +32,7 @@
 //	teebody.passed_through_requests  {request}   teebody_passed_through_requests_total, by teebody.reason
 //	teebody.replays_served           {replay}    teebody_replays_served_total
 //	teebody.replays_refused          {replay}    teebody_replays_refused_total, by teebody.reason
+//	teebody.replays_withheld         {replay}    teebody_replays_withheld_total
 //	teebody.over_budget_requests     {request}   teebody_over_budget_requests_total
 //	teebody.yields                   {body}      teebody_yields_total
 //	teebody.error_responses          {response}  teebody_error_responses_total, by http.response.status_code

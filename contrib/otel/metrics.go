@@ -67,6 +67,9 @@ func RegisterMetrics(mp metric.MeterProvider, stats func() transport.Stats, attr
 		"Bodies handed out again from the replay buffer, for a retry or a resend; one retry may take more than one.")
 	m.refused = counter("teebody.replays_refused", "{replay}",
 		"Retries that found no replay of the body, by reason; a request may count more than once.")
+	m.withheld = counter("teebody.replays_withheld", "{replay}",
+		"Retries refused a replay because the request was written on an HTTP/1 connection that failed, "+
+			"and the upstream may have processed it.")
 	m.overBudget = counter("teebody.over_budget_requests", "{request}",
 		"Buffered requests whose buffering stopped because the shared budget was spent; "+
 			"they went on without a replay, and most never needed one.")
@@ -92,14 +95,15 @@ func RegisterMetrics(mp metric.MeterProvider, stats func() transport.Stats, attr
 	return meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
 		o.observe(obs, &m, stats())
 		return nil
-	}, m.requests, m.buffered, m.bufferedQuiet, m.passed, m.served, m.refused, m.overBudget, m.yields,
+	}, m.requests, m.buffered, m.bufferedQuiet, m.passed, m.served, m.refused, m.withheld, m.overBudget, m.yields,
 		m.responses, m.held, m.peak, m.budget, m.traces, m.upstreams)
 }
 
 // instruments are the instruments of one RegisterMetrics call.
 type instruments struct {
 	requests, buffered, bufferedQuiet, passed metric.Int64ObservableCounter
-	served, refused, overBudget, yields       metric.Int64ObservableCounter
+	served, refused, withheld                 metric.Int64ObservableCounter
+	overBudget, yields                        metric.Int64ObservableCounter
 	responses, traces                         metric.Int64ObservableCounter
 	held, budget, upstreams                   metric.Int64ObservableUpDownCounter
 	peak                                      metric.Int64ObservableGauge
@@ -149,6 +153,7 @@ func (o *observation) observe(obs metric.Observer, m *instruments, s transport.S
 	for i, r := range o.refuseReasons {
 		obs.ObserveInt64(m.refused, s.ReplaysRefused.Count(r), o.refused[i]...)
 	}
+	obs.ObserveInt64(m.withheld, s.ReplaysWithheld, o.plain...)
 	obs.ObserveInt64(m.overBudget, s.BudgetRefusals, o.plain...)
 	obs.ObserveInt64(m.yields, s.Yields, o.plain...)
 	obs.ObserveInt64(m.responses, s.RetryLaterWritten, o.tooMany...)

@@ -30,6 +30,7 @@ var distinctStats = transport.Stats{
 	PassedThrough:     transport.PassThroughStats{NoBody: 3, GetBodySet: 4, Upgrade: 5, Disabled: 6, Quiet: 7},
 	ReplaysServed:     8,
 	ReplaysRefused:    transport.RefusalStats{TooLarge: 9, NoBudget: 10, StreamedPast: 11, Closed: 12, Yielded: 13},
+	ReplaysWithheld:   24,
 	BudgetRefusals:    14,
 	RetryLaterWritten: 15,
 	BadGatewayWritten: 16,
@@ -158,6 +159,7 @@ func TestRegisterMetricsExportsEveryField(t *testing.T) {
 		"teebody.replays_refused": {"counter", "{replay}", map[string]int64{
 			"teebody.reason=too_large": 9, "teebody.reason=no_budget": 10, "teebody.reason=streamed_past": 11,
 			"teebody.reason=closed": 12, "teebody.reason=yielded": 13}},
+		"teebody.replays_withheld":     one("counter", "{replay}", 24),
 		"teebody.over_budget_requests": one("counter", "{request}", 14),
 		"teebody.error_responses": {"counter", "{response}", map[string]int64{
 			"http.response.status_code=429": 15, "http.response.status_code=502": 16}},

@@ -17,6 +17,8 @@ import (
 // Each of those answers is a request that its client must send again.
 // The other refusal figures are causes, for tuning the limits:
 //   - teebody_replays_refused_total counts retries that found no replay.
+//   - teebody_replays_withheld_total counts retries refused because the upstream may have
+//     processed the request. Each got a 502.
 //   - teebody_over_budget_requests_total counts requests the budget stopped buffering.
 //     Most of them never needed a replay.
 //   - teebody_yields_total counts bodies that gave their budget to smaller bodies.
@@ -27,7 +29,8 @@ type Collector struct {
 	stats func() transport.Stats
 
 	requests, buffered, bufferedQuiet, passed *prometheus.Desc
-	served, refused, overBudget, yields       *prometheus.Desc
+	served, refused, withheld                 *prometheus.Desc
+	overBudget, yields                        *prometheus.Desc
 	responses                                 *prometheus.Desc
 	held, peak, budget                        *prometheus.Desc
 	traces, upstreams                         *prometheus.Desc
@@ -57,6 +60,9 @@ func NewCollector(stats func() transport.Stats) *Collector {
 			"Bodies handed out again from the replay buffer, for a retry or a resend; one retry may take more than one."),
 		refused: d("replays_refused_total",
 			"Retries that found no replay of the body, by reason; a request may count more than once.", "reason"),
+		withheld: d("replays_withheld_total",
+			"Retries refused a replay because the request was written on an HTTP/1 connection that failed, "+
+				"and the upstream may have processed it."),
 		overBudget: d("over_budget_requests_total",
 			"Buffered requests whose buffering stopped because the shared budget was spent; "+
 				"they went on without a replay, and most never needed one."),
@@ -76,7 +82,7 @@ func NewCollector(stats func() transport.Stats) *Collector {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.requests, c.buffered, c.bufferedQuiet, c.passed, c.served, c.refused,
-		c.overBudget, c.yields, c.responses, c.held, c.peak, c.budget, c.traces, c.upstreams} {
+		c.withheld, c.overBudget, c.yields, c.responses, c.held, c.peak, c.budget, c.traces, c.upstreams} {
 		ch <- d
 	}
 }
@@ -100,6 +106,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for r := range transport.RefusalReasons() {
 		counter(c.refused, s.ReplaysRefused.Count(r), r.String())
 	}
+	counter(c.withheld, s.ReplaysWithheld)
 	counter(c.overBudget, s.BudgetRefusals)
 	counter(c.yields, s.Yields)
 	counter(c.responses, s.RetryLaterWritten, strconv.Itoa(http.StatusTooManyRequests))

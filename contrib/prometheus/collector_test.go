@@ -27,6 +27,7 @@ var distinctStats = transport.Stats{
 	PassedThrough:     transport.PassThroughStats{NoBody: 3, GetBodySet: 4, Upgrade: 5, Disabled: 6, Quiet: 7},
 	ReplaysServed:     8,
 	ReplaysRefused:    transport.RefusalStats{TooLarge: 9, NoBudget: 10, StreamedPast: 11, Closed: 12, Yielded: 13},
+	ReplaysWithheld:   24,
 	BudgetRefusals:    14,
 	RetryLaterWritten: 15,
 	BadGatewayWritten: 16,
@@ -88,6 +89,9 @@ teebody_replays_refused_total{reason="yielded"} 13
 # HELP teebody_replays_served_total Bodies handed out again from the replay buffer, for a retry or a resend; one retry may take more than one.
 # TYPE teebody_replays_served_total counter
 teebody_replays_served_total 8
+# HELP teebody_replays_withheld_total Retries refused a replay because the request was written on an HTTP/1 connection that failed, and the upstream may have processed it.
+# TYPE teebody_replays_withheld_total counter
+teebody_replays_withheld_total 24
 # HELP teebody_requests_total Requests given to the transport.
 # TYPE teebody_requests_total counter
 teebody_requests_total 1
