@@ -13,8 +13,8 @@ replace (
 require (
 	github.com/caddyserver/caddy/v2 v2.11.9
 	github.com/prometheus/client_golang v1.25.0
-	github.com/teebody/teebody v0.0.0-20261205182938-917039710eea
-	github.com/teebody/teebody/contrib/prometheus v0.0.0-20261205182938-917039710eea
+	github.com/teebody/teebody v0.0.0-20261207222943-59172517c9a5
+	github.com/teebody/teebody/contrib/prometheus v0.0.0-20261207222943-59172517c9a5
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 )

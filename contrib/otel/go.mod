@@ -7,7 +7,7 @@ go 1.26.0
 replace github.com/teebody/teebody => ../..
 
 require (
-	github.com/teebody/teebody v0.0.0-20261205182938-917039710eea
+	github.com/teebody/teebody v0.0.0-20261207222943-59172517c9a5
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0

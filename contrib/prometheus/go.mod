@@ -10,7 +10,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
-	github.com/teebody/teebody v0.0.0-20261205182938-917039710eea
+	github.com/teebody/teebody v0.0.0-20261207222943-59172517c9a5
 	go.uber.org/goleak v1.3.0
 )
 

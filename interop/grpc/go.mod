@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/teebody/teebody => ../..
 
 require (
-	github.com/teebody/teebody v0.0.0-20261205182938-917039710eea
+	github.com/teebody/teebody v0.0.0-20261207222943-59172517c9a5
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.60.0
 	google.golang.org/grpc v1.85.0
