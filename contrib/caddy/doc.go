@@ -57,6 +57,7 @@
 //
 //	{http.reverse_proxy.teebody.attempts}        times the body was sent: 1, plus 1 per replay; 0 if it passed through
 //	{http.reverse_proxy.teebody.refused}         why a replay was refused (too_large, no_budget, ...), or empty
+//	{http.reverse_proxy.teebody.withheld}        true if a replay was refused because the upstream may have processed the request
 //	{http.reverse_proxy.teebody.buffered}        true if the body was kept for replays
 //	{http.reverse_proxy.teebody.passed_through}  why it was handed on untouched (no_body, get_body_set, ...), or empty
 //	{http.reverse_proxy.teebody.peak_bytes}      the most bytes held at once for its replays

@@ -24,6 +24,11 @@ const (
 	// none was.
 	RefusedPlaceholder = "http.reverse_proxy.teebody.refused"
 
+	// WithheldPlaceholder holds whether a replay of the body was refused
+	// for want of proof that the upstream did not process the request, a
+	// bool: the request was written on an HTTP/1 connection that failed.
+	WithheldPlaceholder = "http.reverse_proxy.teebody.withheld"
+
 	// BufferedPlaceholder holds whether the latest attempt kept the body for
 	// replays, a bool.
 	BufferedPlaceholder = "http.reverse_proxy.teebody.buffered"
@@ -46,7 +51,8 @@ func replacerOf(ctx context.Context) *caddy.Replacer {
 
 // publishReport adds r, the Report of one attempt at a request, to the
 // placeholders on repl: attempts add up, the peak is the largest, a refusal
-// stays until a later one replaces it, and the rest are the latest attempt's.
+// stays until a later one replaces it, a withheld replay stays, and the rest
+// are the latest attempt's.
 // Called on the handler's goroutine, which makes the attempts one by one.
 func publishReport(repl *caddy.Replacer, r *transport.Report) {
 	attempts, _ := repl.Get(AttemptsPlaceholder)
@@ -62,6 +68,10 @@ func publishReport(repl *caddy.Replacer, r *transport.Report) {
 	} else if _, ok := repl.Get(RefusedPlaceholder); !ok {
 		repl.Set(RefusedPlaceholder, "")
 	}
+
+	withheld, _ := repl.Get(WithheldPlaceholder)
+	w, _ := withheld.(bool)
+	repl.Set(WithheldPlaceholder, w || r.Withheld)
 
 	repl.Set(BufferedPlaceholder, r.Buffered)
 	passed := ""

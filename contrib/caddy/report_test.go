@@ -2,11 +2,16 @@ package teebodycaddy_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 )
 
@@ -16,6 +21,7 @@ func accessLogFields(path string) string {
 	return `
 	log_append teebody_attempts {http.reverse_proxy.teebody.attempts}
 	log_append teebody_refused {http.reverse_proxy.teebody.refused}
+	log_append teebody_withheld {http.reverse_proxy.teebody.withheld}
 	log_append teebody_buffered {http.reverse_proxy.teebody.buffered}
 	log_append teebody_passed_through {http.reverse_proxy.teebody.passed_through}
 	log_append teebody_peak_bytes {http.reverse_proxy.teebody.peak_bytes}
@@ -31,6 +37,7 @@ func accessLogFields(path string) string {
 type teebodyFields struct {
 	Attempts      *int   `json:"teebody_attempts"`
 	Refused       string `json:"teebody_refused"`
+	Withheld      bool   `json:"teebody_withheld"`
 	Buffered      bool   `json:"teebody_buffered"`
 	PassedThrough string `json:"teebody_passed_through"`
 	PeakBytes     int64  `json:"teebody_peak_bytes"`
@@ -124,7 +131,7 @@ func TestPlaceholdersReplayed(t *testing.T) {
 			continue
 		}
 		if got.Attempts == nil || *got.Attempts != *want.Attempts || got.Refused != want.Refused ||
-			got.Buffered != want.Buffered || got.PassedThrough != want.PassedThrough || got.PeakBytes < want.PeakBytes {
+			got.Withheld != want.Withheld || got.Buffered != want.Buffered || got.PassedThrough != want.PassedThrough || got.PeakBytes < want.PeakBytes {
 			t.Errorf("access log of %s: %+v (attempts %v); want %+v (attempts %d) with at least the peak bytes",
 				id, got, deref(got.Attempts), want, *want.Attempts)
 		}
@@ -160,6 +167,66 @@ func TestPlaceholdersRefused(t *testing.T) {
 	if !ok || got.Attempts == nil || *got.Attempts != 1 || got.Refused != "too_large" || got.PeakBytes > 1<<10 {
 		t.Errorf("access log: %+v (attempts %v, found %v); want 1 attempt, refused too_large, at most 1 KiB held",
 			got, deref(got.Attempts), ok)
+	}
+}
+
+// TestPlaceholdersWithheld: a POST with an Idempotency-Key, which net/http's
+// HTTP/1 transport would send again, that the upstream applied before it
+// dropped the reused connection, is not sent again: its client gets a 502,
+// its access log says that the replay was withheld, and so does the metric.
+func TestPlaceholdersWithheld(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "access.log")
+	var applied atomic.Int64
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet { // the warm-up, which leaves the connection idle
+			return
+		}
+		if b, err := io.ReadAll(r.Body); err == nil && len(b) > 0 {
+			applied.Add(1)
+		}
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	up.Config.ErrorLog = log.New(io.Discard, "", 0)
+	up.Start()
+	defer up.Close()
+	tester, addr := startCaddy(t, `%s {`+accessLogFields(logPath)+`
+	reverse_proxy `+up.URL+` {
+		transport teebody {
+			name withheld
+		}
+	}
+}
+`)
+	get, err := tester.Client.Get(addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, get.Body)
+	get.Body.Close()
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, addr+"/upload", bytes.NewReader(randomBody(4<<10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(hdrID, "withheld")
+	req.Header.Set("Idempotency-Key", "key-1")
+	resp, err := tester.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || applied.Load() != 1 {
+		t.Fatalf("POST: %s, applied %d times; want 502, applied once", resp.Status, applied.Load())
+	}
+	got, ok := accessLog(t, logPath)["withheld"]
+	if !ok || !got.Withheld || got.Refused != "" || !got.Buffered {
+		t.Errorf("access log: %+v (found %v); want a buffered body whose replay was withheld, none refused", got, ok)
+	}
+	if n := metric(t, metrics(t, tester), `teebody_replays_withheld_total{transport="withheld"}`); n != 1 {
+		t.Errorf("teebody_replays_withheld_total = %v, want 1", n)
 	}
 }
 
