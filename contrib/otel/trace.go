@@ -32,6 +32,10 @@ const (
 	// RefusedEvent records that a replay was refused, with the reason
 	// (ReasonKey, teebody.Reason's String).
 	RefusedEvent = "teebody.refused"
+	// WithheldEvent records that a replay was refused for want of proof
+	// that the upstream did not process the request, which was written on
+	// an HTTP/1 connection that failed.
+	WithheldEvent = "teebody.withheld"
 )
 
 // Transport is an http.RoundTripper that records on the span in a request's
@@ -69,7 +73,9 @@ func NewTransport(next http.RoundTripper) *Transport {
 //   - a teebody.replay event per replay, with teebody.attempt, when the
 //     replay starts to be sent;
 //   - a teebody.refused event, with teebody.reason, when a replay is
-//     first refused.
+//     first refused;
+//   - a teebody.withheld event when a replay is withheld for want of
+//     proof.
 //
 // Before it returns, it sets on the span http.request.resend_count, the
 // replays of the body, if any; and teebody.buffered with either
@@ -85,8 +91,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var r transport.Report
 	events := &spanEvents{span: span}
 	ctx := transport.WithBodyTrace(transport.WithReport(req.Context(), &r), &transport.BodyTrace{
-		SendStart:     events.sendStart,
-		ReplayRefused: events.refused,
+		SendStart:      events.sendStart,
+		ReplayRefused:  events.refused,
+		ReplayWithheld: events.withheld,
 	})
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
 	events.stop()
@@ -123,6 +130,15 @@ func (e *spanEvents) refused(reason teebody.Reason) {
 	if !e.stopped && !e.refusal {
 		e.refusal = true
 		e.span.AddEvent(RefusedEvent, trace.WithAttributes(ReasonKey.String(reason.String())))
+	}
+}
+
+// withheld adds the withheld event.
+func (e *spanEvents) withheld() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.stopped {
+		e.span.AddEvent(WithheldEvent)
 	}
 }
 
