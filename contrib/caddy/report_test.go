@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
+
+	"github.com/teebody/teebody/internal/proxytest"
 )
 
 // accessLogFields is the site block's part of a test that logs the teebody
@@ -176,21 +175,7 @@ func TestPlaceholdersRefused(t *testing.T) {
 // its access log says that the replay was withheld, and so does the metric.
 func TestPlaceholdersWithheld(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "access.log")
-	var applied atomic.Int64
-	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet { // the warm-up, which leaves the connection idle
-			return
-		}
-		if b, err := io.ReadAll(r.Body); err == nil && len(b) > 0 {
-			applied.Add(1)
-		}
-		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-			conn.Close()
-		}
-	}))
-	up.Config.ErrorLog = log.New(io.Discard, "", 0)
-	up.Start()
-	defer up.Close()
+	up := proxytest.NewDropper(t)
 	tester, addr := startCaddy(t, `%s {`+accessLogFields(logPath)+`
 	reverse_proxy `+up.URL+` {
 		transport teebody {
@@ -199,6 +184,7 @@ func TestPlaceholdersWithheld(t *testing.T) {
 	}
 }
 `)
+	// A GET first, so that Caddy sends the POST on a reused connection.
 	get, err := tester.Client.Get(addr + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -218,8 +204,8 @@ func TestPlaceholdersWithheld(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadGateway || applied.Load() != 1 {
-		t.Fatalf("POST: %s, applied %d times; want 502, applied once", resp.Status, applied.Load())
+	if resp.StatusCode != http.StatusBadGateway || up.Applied() != 1 {
+		t.Fatalf("POST: %s, applied %d times; want 502, applied once", resp.Status, up.Applied())
 	}
 	got, ok := accessLog(t, logPath)["withheld"]
 	if !ok || !got.Withheld || got.Refused != "" || !got.Buffered {

@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -171,37 +169,17 @@ func TestTraceRefused(t *testing.T) {
 // the reused connection, is not sent again; its span has a withheld event,
 // no refusal and no resend count.
 func TestTraceWithheld(t *testing.T) {
-	var applied atomic.Int64
-	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet { // the warm-up, which leaves the connection idle
-			return
-		}
-		if b, err := io.ReadAll(r.Body); err == nil && len(b) > 0 {
-			applied.Add(1)
-		}
-		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-			conn.Close()
-		}
-	}))
-	up.Config.ErrorLog = log.New(io.Discard, "", 0)
-	up.Start()
-	defer up.Close()
+	up := proxytest.NewDropper(t)
 	inner := &http.Transport{}
 	defer inner.CloseIdleConnections()
 	tr := transport.New(inner, transport.DefaultConfig())
-	get, err := http.NewRequest(http.MethodGet, up.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := roundTripAndClose(tr, get); err != nil {
-		t.Fatal(err)
-	}
+	up.WarmUp(t, tr)
 
 	tracing := newTracing(t)
 	req := post(t, context.Background(), up.URL, []byte("write"))
 	req.Header.Set("Idempotency-Key", "key-1")
-	if err := roundTripAndClose(tracing.client(tr), req); err == nil || applied.Load() != 1 {
-		t.Fatalf("RoundTrip: %v, applied %d times; want the dropped connection's error, applied once", err, applied.Load())
+	if err := roundTripAndClose(tracing.client(tr), req); err == nil || up.Applied() != 1 {
+		t.Fatalf("RoundTrip: %v, applied %d times; want the dropped connection's error, applied once", err, up.Applied())
 	}
 	span := tracing.onlySpan(t)
 	if v, ok := attrs(span)[teebodyotel.ResendCountKey]; ok {

@@ -2,7 +2,6 @@ package transport_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"io"
 	"net"
@@ -13,62 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/teebody/teebody/internal/proxytest"
 )
-
-// droppingUpstream is an HTTP/1 upstream on loopback that answers the
-// first request of each connection with an empty 200, and applies the
-// second (it reads its body whole) and then closes the connection without
-// a byte of answer: the client's connection is a reused one that fails
-// before the response's first byte, after the upstream processed the
-// request.
-type droppingUpstream struct {
-	srv     *httptest.Server
-	applied atomic.Int64 // requests with a body that the upstream read whole
-}
-
-type connRequestsKey struct{}
-
-func newDroppingUpstream(t *testing.T) *droppingUpstream {
-	u := &droppingUpstream{}
-	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(u.handle))
-	u.srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
-		return context.WithValue(ctx, connRequestsKey{}, new(atomic.Int64))
-	}
-	u.srv.Start()
-	t.Cleanup(u.srv.Close)
-	return u
-}
-
-func (u *droppingUpstream) handle(w http.ResponseWriter, r *http.Request) {
-	n := r.Context().Value(connRequestsKey{}).(*atomic.Int64).Add(1)
-	if b, err := io.ReadAll(r.Body); err == nil && len(b) > 0 {
-		u.applied.Add(1)
-	}
-	if n%2 == 1 {
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err == nil {
-		conn.Close()
-	}
-}
-
-// warmUp sends a GET without a body to u with rt and reads its answer, so
-// that rt's next request to u goes on a reused connection, as its second.
-func (u *droppingUpstream) warmUp(t *testing.T, rt http.RoundTripper) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u.srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := rt.RoundTrip(req)
-	if err != nil {
-		t.Fatalf("warm-up: %v", err)
-	}
-	io.Copy(io.Discard, resp.Body) // at EOF the connection is idle again
-	resp.Body.Close()
-}
 
 // replayableRequests are the requests with a body that net/http's HTTP/1
 // transport takes for replayable when GetBody is set (Request.isReplayable):
@@ -155,12 +101,12 @@ func TestFactHTTP1ResendsWrittenReplayable(t *testing.T) {
 	body := bytes.Repeat([]byte("w"), 32<<10)
 	for _, rr := range replayableRequests {
 		t.Run(rr.name, func(t *testing.T) {
-			u := newDroppingUpstream(t)
+			u := proxytest.NewDropper(t)
 			tr := &http.Transport{}
 			defer tr.CloseIdleConnections()
-			u.warmUp(t, tr)
+			u.WarmUp(t, tr)
 			var getBodies atomic.Int64
-			req := newRequest(t, rr.method, u.srv.URL, rr.header, body, &getBodies)
+			req := newRequest(t, rr.method, u.URL, rr.header, body, &getBodies)
 			var ev wireEvents
 			trace := ev.trace()
 			getBody := req.GetBody
@@ -171,7 +117,7 @@ func TestFactHTTP1ResendsWrittenReplayable(t *testing.T) {
 				t.Fatalf("RoundTrip: %v; want net/http to send the request again", err)
 			}
 			resp.Body.Close()
-			if n, calls := u.applied.Load(), getBodies.Load(); n != 2 || calls != 1 {
+			if n, calls := u.Applied(), getBodies.Load(); n != 2 || calls != 1 {
 				t.Errorf("applied %d times, %d GetBody calls; want twice and one", n, calls)
 			}
 			want := "GotConn other reused, WroteHeaders, GetBody, GotConn other, WroteHeaders"
@@ -188,21 +134,21 @@ func TestFactHTTP1ResendsWrittenReplayable(t *testing.T) {
 		{"Idempotency-Key without GetBody", "Idempotency-Key", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := newDroppingUpstream(t)
+			u := proxytest.NewDropper(t)
 			tr := &http.Transport{}
 			defer tr.CloseIdleConnections()
-			u.warmUp(t, tr)
+			u.WarmUp(t, tr)
 			var getBodies atomic.Int64
 			counter := &getBodies
 			if !tc.getBody {
 				counter = nil
 			}
-			resp, err := tr.RoundTrip(newRequest(t, http.MethodPost, u.srv.URL, tc.header, body, counter))
+			resp, err := tr.RoundTrip(newRequest(t, http.MethodPost, u.URL, tc.header, body, counter))
 			if err == nil {
 				resp.Body.Close()
 				t.Fatal("RoundTrip succeeded; want the dropped connection's error")
 			}
-			if n, calls := u.applied.Load(), getBodies.Load(); n != 1 || calls != 0 {
+			if n, calls := u.Applied(), getBodies.Load(); n != 1 || calls != 0 {
 				t.Errorf("applied %d times, %d GetBody calls; want once and none", n, calls)
 			}
 		})

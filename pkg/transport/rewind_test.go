@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/teebody/teebody/internal/proxytest"
 	"github.com/teebody/teebody/pkg/teebody"
 	"github.com/teebody/teebody/pkg/transport"
 )
@@ -33,14 +34,14 @@ func TestWrittenReplayableNotResent(t *testing.T) {
 				name = rr.name + "/not kept"
 			}
 			t.Run(name, func(t *testing.T) {
-				u := newDroppingUpstream(t)
+				u := proxytest.NewDropper(t)
 				inner := &http.Transport{}
 				defer inner.CloseIdleConnections()
 				cfg := quietConfig()
 				cfg.PerRequestBytes = limit
 				tr := transport.New(inner, cfg)
-				u.warmUp(t, tr)
-				req := newRequest(t, rr.method, u.srv.URL, rr.header, bytes.Repeat([]byte("w"), size), nil)
+				u.WarmUp(t, tr)
+				req := newRequest(t, rr.method, u.URL, rr.header, bytes.Repeat([]byte("w"), size), nil)
 				var withheld atomic.Int32
 				var report transport.Report
 				ctx := transport.WithBodyTrace(req.Context(), &transport.BodyTrace{
@@ -55,7 +56,7 @@ func TestWrittenReplayableNotResent(t *testing.T) {
 				} else if transport.ShouldRetryLater(err) || errors.Is(err, teebody.ErrNotReplayable) {
 					t.Errorf("RoundTrip: %v; ShouldRetryLater holds, want no proof", err)
 				}
-				if n := u.applied.Load(); n != 1 {
+				if n := u.Applied(); n != 1 {
 					t.Errorf("the upstream applied the request %d times, want once", n)
 				}
 				drain(t, tr)
@@ -77,13 +78,13 @@ func TestWrittenReplayableNotResent(t *testing.T) {
 // before it dropped a reused HTTP/1 connection gets 502, as through the
 // plain transport, never 429, though its body was not kept.
 func TestWrittenReplayableNot429(t *testing.T) {
-	u := newDroppingUpstream(t)
+	u := proxytest.NewDropper(t)
 	inner := &http.Transport{}
 	defer inner.CloseIdleConnections()
 	cfg := quietConfig()
 	cfg.PerRequestBytes = 4 << 10
 	tr := transport.New(inner, cfg)
-	target, _ := url.Parse(u.srv.URL)
+	target, _ := url.Parse(u.URL)
 	f := proxyFront(t, target, tr, tr.ErrorHandler)
 	for i, body := range []string{"", strings.Repeat("w", 64<<10)} { // a warm-up, then the write
 		req, err := http.NewRequest(http.MethodPost, f.url, io.MultiReader(strings.NewReader(body)))
@@ -101,7 +102,7 @@ func TestWrittenReplayableNot429(t *testing.T) {
 			t.Errorf("request %d: status %d, want %d", i, resp.StatusCode, want)
 		}
 	}
-	if n := u.applied.Load(); n != 1 {
+	if n := u.Applied(); n != 1 {
 		t.Errorf("the upstream applied the write %d times, want once", n)
 	}
 	if st := tr.Stats(); st.RetryLaterWritten != 0 {
