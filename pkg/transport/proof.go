@@ -123,21 +123,14 @@ const (
 //     error, "error trying to reach service: " and its text, if that text
 //     alone proves it: teebody's refusal and Go's errors, not quic-go's.
 //
-// An error that wraps several errors (errors.Join, fmt.Errorf with several
-// %w) proves it only if each of them does.
+// An error that wraps several errors proves it only if each of them does.
+// These are no proof: an HTTP/2 PROTOCOL_ERROR, a GOAWAY that may have come
+// after the request was processed (whatever its debug data), and
+// http.ErrBodyReadAfterClose.
 //
-// It decides by the error's structure, never by a text that an upstream
-// may choose: an HTTP/2 PROTOCOL_ERROR, or a GOAWAY that may have come
-// after the upstream processed the request, is no proof, whatever its
-// debug data. Nor is a failed read of a body that an earlier attempt
-// closed, such as http.ErrBodyReadAfterClose: the attempt that read it had
-// sent the request's headers.
-//
-// On Go 1.26 one refusal proves nothing, and nothing tells it apart:
-// net/http's HTTP/2 transport also asks GetBody for a replay after a peer's
-// PROTOCOL_ERROR, and returns GetBody's error alone. A request whose
-// body was not kept then fails with teebody's refusal, and ShouldRetryLater
-// holds, though the upstream may have processed it. Go 1.27 no longer asks.
+// On Go 1.26 it may hold for a request the upstream processed: net/http's
+// HTTP/2 transport also asks GetBody for a replay after a PROTOCOL_ERROR,
+// and returns teebody's refusal alone. Go 1.27 no longer asks.
 func ShouldRetryLater(err error) bool {
 	return err != nil && proves(err, provesUnprocessed)
 }
