@@ -58,10 +58,10 @@ func reportPassThrough(h *hooks, reason PassThroughReason) {
 }
 
 // reportBuffered records in the Reports of x's request, if any, what its
-// Tee and GetBody did. answered says that a response came: the newest follower's attempt got it,
-// so it was sent, though the inner RoundTripper may not have read the body
-// yet (HTTP/2 writes it in a goroutine of its own, and an upstream may
-// answer first).
+// Tee and GetBody did. answered says that a response came: the newest
+// follower's attempt got it, so it was sent, though the inner RoundTripper
+// may not have read the body yet (HTTP/2 writes it in a goroutine of its
+// own, and an upstream may answer first).
 func reportBuffered(x *exchange, answered bool) {
 	if !x.hooks.hasReport() {
 		return // Tee.Usage takes its lock: not for nothing

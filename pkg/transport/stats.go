@@ -16,7 +16,7 @@ type Stats struct {
 	PassedThrough   PassThroughStats // requests handed on untouched, by reason
 	ReplaysServed   int64            // bodies handed out again, by GetBody or a resend
 	ReplaysRefused  RefusalStats     // GetBody calls that found no replay, by reason
-	ReplaysWithheld int64            // GetBody calls refused for want of proof that the upstream did not process the request
+	ReplaysWithheld int64            // GetBody calls refused for want of proof: a written HTTP/1 request
 	BudgetRefusals  int64            // requests whose body the budget had no room to keep (teebody.ReasonNoBudget)
 
 	RetryLaterWritten int64 // 429 answers of ErrorHandler and Responder
